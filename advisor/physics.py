@@ -1,0 +1,120 @@
+"""Propagation physics: the round trip that no tuning removes.
+
+Pure functions, scalar or numpy array in, same out. Speeds are per km of *medium*; a route
+of ``route_km`` or, failing that, the great-circle ``distance_km`` sets the floor. Sources:
+../shared/DOMAIN.md section 1 and ../shared/reference/network.md sections 1 and 2.
+
+Glossary: ``distance_km`` great-circle distance; ``route_km`` cable or path length;
+``floor_rtt_ms`` the physical minimum round trip; ``light_speed_fraction`` floor / measured.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ESTIMATE_FIXED_OVERHEAD_MS",
+    "ESTIMATE_P95_OVER_P50",
+    "ESTIMATE_ROUTE_FACTOR",
+    "SPEED_OF_LIGHT_KM_PER_MS",
+    "estimated_rtt_ms",
+    "floor_rtt_ms",
+    "great_circle_km",
+    "light_speed_fraction",
+    "max_distance_km",
+    "propagation_km_per_ms",
+]
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+# c, exact by the SI definition of the metre: 299,792.458 km/s.
+SPEED_OF_LIGHT_KM_PER_MS = 299.792458
+EARTH_RADIUS_KM = 6371.0088  # mean radius (IUGG); haversine error vs WGS-84 well under 1 %
+
+# Speed of a signal per km of medium, as a fraction of c (network.md section 1.1).
+_VELOCITY_FACTOR = {
+    "fiber": 1 / 1.4682,  # standard single-mode fibre, group index at 1550 nm: 204.19 km/ms
+    "hollow_core_fiber": 0.997,  # light travels in air inside the core (DOMAIN.md section 1)
+    "copper": 0.66,  # twisted pair / solid-dielectric coax nominal velocity of propagation
+    "microwave": 1 / 1.0003,  # free-space radio through air (HFT networks): 299.70 km/ms
+    "leo_satellite": 1.0,  # vacuum between satellites, plus the up/down legs below
+    "geo_satellite": 1.0,
+}
+# Fixed up-and-down legs of a bent-pipe satellite hop: 4 x altitude / c (network.md 1.4).
+_SATELLITE_ALTITUDE_KM = {"leo_satellite": 550.0, "geo_satellite": 35_786.0}
+
+# Estimate for a pair nobody measured: the two-term fit RTT = a + k * fibre floor over the 62
+# cloud-backbone region pairs of network.md section 2.2 (OLS: a = 7.5 ms, k = 1.39). a is the
+# fixed per-path overhead (metro fibre to the exchange, routers, hypervisors), k the route
+# inflation of long-haul paths. It is a median: real links scatter 0.6x to 2x around it.
+ESTIMATE_FIXED_OVERHEAD_MS = 7.5
+ESTIMATE_ROUTE_FACTOR = 1.39
+# Tail of an estimated link: on provider backbones the median pair has P95/P50 = 1.056
+# (636 Azure region pairs, network.md section 3.3). Nothing beyond p95 is claimed.
+ESTIMATE_P95_OVER_P50 = 1.056
+
+
+def propagation_km_per_ms(medium: str) -> float:
+    """Signal speed in ``medium`` [km/ms].
+
+    >>> round(propagation_km_per_ms("fiber"), 2)
+    204.19
+    """
+    try:
+        return SPEED_OF_LIGHT_KM_PER_MS * _VELOCITY_FACTOR[medium]
+    except KeyError:
+        raise ValueError(
+            f"unknown medium {medium!r}; expected one of {', '.join(_VELOCITY_FACTOR)}"
+        ) from None
+
+
+def great_circle_km(lat1: ArrayLike, lon1: ArrayLike, lat2: ArrayLike, lon2: ArrayLike) -> Any:
+    """Great-circle distance [km] between points given in degrees (haversine).
+
+    >>> round(float(great_circle_km(41.9028, 12.4964, 37.3861, -122.0839)))
+    10062
+    """
+    phi1, phi2 = np.radians(lat1), np.radians(lat2)
+    dphi = phi2 - phi1
+    dlmb = np.radians(np.asarray(lon2, dtype=float) - np.asarray(lon1, dtype=float))
+    h = np.sin(dphi / 2) ** 2 + np.cos(phi1) * np.cos(phi2) * np.sin(dlmb / 2) ** 2
+    return 2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
+
+
+def floor_rtt_ms(distance_km: ArrayLike, medium: str = "fiber") -> Any:
+    """The physical minimum round trip [ms] over ``distance_km`` of ``medium``.
+
+    For satellites the up and down legs of both directions are added (bent pipe at the
+    zenith, the best case). 400 km of fibre: 3.92 ms.
+
+    >>> round(float(floor_rtt_ms(400)), 2)
+    3.92
+    """
+    one_way_ms = np.asarray(distance_km, dtype=float) / propagation_km_per_ms(medium)
+    legs_ms = 4 * _SATELLITE_ALTITUDE_KM.get(medium, 0.0) / SPEED_OF_LIGHT_KM_PER_MS
+    return 2 * one_way_ms + legs_ms
+
+
+def max_distance_km(rtt_ms: ArrayLike, medium: str = "fiber") -> Any:
+    """The longest path [km] that a round trip of ``rtt_ms`` allows in ``medium``."""
+    legs_ms = 4 * _SATELLITE_ALTITUDE_KM.get(medium, 0.0) / SPEED_OF_LIGHT_KM_PER_MS
+    usable_ms = np.maximum(np.asarray(rtt_ms, dtype=float) - legs_ms, 0.0)
+    return usable_ms / 2 * propagation_km_per_ms(medium)
+
+
+def light_speed_fraction(floor_ms: ArrayLike, rtt_ms: ArrayLike) -> Any:
+    """How close a measured round trip comes to the physical floor (1.0 = at the floor)."""
+    return np.asarray(floor_ms, dtype=float) / np.asarray(rtt_ms, dtype=float)
+
+
+def estimated_rtt_ms(distance_km: ArrayLike) -> Any:
+    """Median RTT [ms] expected over a terrestrial path of great-circle ``distance_km``.
+
+    The cloud-backbone fit of network.md 2.2: ``7.5 ms + 1.39 * fibre floor``. Conservative
+    for private metro fibre (where a few km cost well under 1 ms): measure such links.
+
+    >>> round(float(estimated_rtt_ms(1000)), 1)
+    21.1
+    """
+    return ESTIMATE_FIXED_OVERHEAD_MS + ESTIMATE_ROUTE_FACTOR * floor_rtt_ms(distance_km, "fiber")

@@ -1,0 +1,199 @@
+"""Galera provider options: the ones the model reads, their flavour defaults and parsing.
+
+Values keep Galera's own spelling and units (``PT5S``); :func:`effective_options` turns a
+user's ``galera.provider_options`` into typed values (durations in seconds) on top of the
+flavour's defaults. Sources: ../shared/reference/galera.md section 1 (Codership
+``gcomm/src/defaults.cpp`` and ``gcs/src/gcs_params.cpp``, the PXC build's ``#ifdef PXC``
+values from percona/galera PR #110).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "FLAVOR_DEFAULTS",
+    "KNOWN_OPTIONS",
+    "check_option",
+    "effective_options",
+    "format_duration",
+    "parse_duration_s",
+]
+
+import difflib
+import re
+from collections.abc import Callable, Mapping
+from typing import Literal
+
+Flavor = Literal["mariadb", "pxc", "codership"]
+OptionValue = int | float | bool | str
+
+_DURATION = re.compile(
+    r"^P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?"
+    r"(?:(?P<s>\d+(?:\.\d+)?)S)?)?$"
+)
+
+
+def parse_duration_s(value: OptionValue) -> float:
+    """Seconds in a Galera duration: ISO 8601 ``PT5S``, ``PT1M``, ``PT0.5S``, or plain seconds.
+
+    >>> parse_duration_s("PT1M30S"), parse_duration_s("PT0.5S"), parse_duration_s(3)
+    (90.0, 0.5, 3.0)
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"expected a duration such as PT5S, got {value!r}")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    else:
+        match = _DURATION.match(value.strip().upper())
+        if not match or value.strip().upper() in {"P", "PT"}:
+            raise ValueError(f"expected an ISO 8601 duration such as PT5S or PT1M, got {value!r}")
+        parts = {k: float(v) for k, v in match.groupdict().items() if v}
+        seconds = (
+            parts.get("d", 0) * 86400 + parts.get("h", 0) * 3600 + parts.get("m", 0) * 60
+            + parts.get("s", 0)
+        )
+    if not seconds >= 0 or seconds == float("inf"):
+        raise ValueError(f"expected a non-negative finite duration, got {value!r}")
+    return seconds
+
+
+def format_duration(seconds: float) -> str:
+    """Galera's spelling of a duration in seconds: ``PT30S``, ``PT1M``, ``PT0.5S``."""
+    if seconds >= 60 and seconds % 60 == 0:
+        return f"PT{int(seconds // 60)}M"
+    text = f"{seconds:.3f}".rstrip("0").rstrip(".")
+    return f"PT{text}S"
+
+
+def _int_in(low: int, high: int) -> Callable[[OptionValue], int]:
+    def parse(value: OptionValue) -> int:
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise ValueError(f"expected an integer from {low} to {high}, got {value!r}")
+        try:
+            number = int(value)
+        except ValueError:
+            raise ValueError(f"expected an integer from {low} to {high}, got {value!r}") from None
+        if not low <= number <= high:
+            raise ValueError(f"expected an integer from {low} to {high}, got {number}")
+        return number
+
+    return parse
+
+
+def _fraction(value: OptionValue) -> float:
+    try:
+        number = float(value) if not isinstance(value, bool) else float("nan")
+    except ValueError:
+        number = float("nan")
+    if not 0.0 <= number <= 1.0:
+        raise ValueError(f"expected a number from 0 to 1, got {value!r}")
+    return number
+
+
+def _boolean(value: OptionValue) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in {"yes", "true", "on", "1"}:
+        return True
+    if text in {"no", "false", "off", "0"}:
+        return False
+    raise ValueError(f"expected YES or NO, got {value!r}")
+
+
+# The options the model reads, with their parsers. Durations come back in seconds.
+_PARSERS: dict[str, Callable[[OptionValue], OptionValue]] = {
+    "evs.send_window": _int_in(1, 1_000_000),
+    "evs.user_send_window": _int_in(1, 1_000_000),
+    "evs.keepalive_period": parse_duration_s,
+    "evs.suspect_timeout": parse_duration_s,
+    "evs.inactive_timeout": parse_duration_s,
+    "evs.inactive_check_period": parse_duration_s,
+    "evs.install_timeout": parse_duration_s,
+    "evs.join_retrans_period": parse_duration_s,
+    "evs.delay_margin": parse_duration_s,
+    "evs.delayed_keep_period": parse_duration_s,
+    "evs.auto_evict": _int_in(0, 1_000_000),
+    "gcs.fc_limit": _int_in(1, 2**31 - 1),
+    "gcs.fc_factor": _fraction,
+    "gcs.fc_single_primary": _boolean,
+    "gcs.fc_master_slave": _boolean,
+    "gcs.max_packet_size": _int_in(1, 2**31 - 1),
+    "gmcast.segment": _int_in(0, 255),
+    "gmcast.peer_timeout": parse_duration_s,
+    "pc.weight": _int_in(0, 255),
+}
+
+# Galera options the model does not read but a user may legitimately set; a key close to one
+# of these or of the parsed ones but not equal is a typo (galera.md sections 1a to 1g).
+_OTHER_KNOWN = {
+    "evs.max_install_timeouts", "evs.use_aggregate", "evs.version", "evs.stats_report_period",
+    "evs.debug_log_mask", "evs.info_log_mask", "evs.causal_keepalive_period",
+    "evs.view_forget_timeout", "gcs.fc_debug", "gcs.fc_auto_evict_window",
+    "gcs.fc_auto_evict_threshold", "gcs.recv_q_hard_limit", "gcs.recv_q_soft_limit",
+    "gcs.max_throttle", "gcs.sync_donor", "gcs.check_appl_proto", "gmcast.listen_addr",
+    "gmcast.mcast_addr", "gmcast.mcast_ttl", "gmcast.time_wait", "gmcast.version",
+    "gmcast.isolate", "pc.ignore_sb", "pc.ignore_quorum", "pc.recovery", "pc.wait_prim",
+    "pc.wait_prim_timeout", "pc.announce_timeout", "pc.linger", "pc.npvo", "pc.checksum",
+    "pc.bootstrap", "pc.version", "socket.recv_buf_size", "socket.send_buf_size",
+    "socket.checksum", "socket.ssl", "socket.ssl_ca", "socket.ssl_cert", "socket.ssl_key",
+    "socket.ssl_cipher", "socket.ssl_compression", "socket.ssl_password_file",
+    "socket.ssl_reload", "socket.dynamic", "gcache.size", "gcache.page_size", "gcache.dir",
+    "gcache.name", "gcache.recover", "gcache.keep_pages_size", "gcache.mem_size",
+    "gcache.keep_plaintext_size", "gcache.encryption", "repl.commit_order",
+    "repl.causal_read_timeout", "repl.key_format", "repl.max_ws_size", "repl.proto_max",
+    "base_host", "base_port", "base_dir", "cert.log_conflicts", "cert.optimistic_pa",
+    "debug", "gcomm.thread_prio", "ist.recv_addr", "ist.recv_bind", "protonet.backend",
+    "protonet.version", "gcs.fc_limit", "gcs.fc_factor",
+}
+KNOWN_OPTIONS = frozenset(_PARSERS) | frozenset(_OTHER_KNOWN)
+
+_COMMON_DEFAULTS: dict[str, OptionValue] = {
+    "evs.send_window": 4,
+    "evs.user_send_window": 2,
+    "evs.keepalive_period": 1.0,
+    "evs.suspect_timeout": 5.0,
+    "evs.inactive_timeout": 15.0,
+    "evs.inactive_check_period": 0.5,
+    "evs.install_timeout": 7.5,
+    "evs.join_retrans_period": 1.0,
+    "evs.delay_margin": 1.0,
+    "evs.delayed_keep_period": 30.0,
+    "evs.auto_evict": 0,
+    "gcs.fc_limit": 16,
+    "gcs.fc_factor": 1.0,
+    "gcs.fc_single_primary": False,
+    "gcs.fc_master_slave": False,
+    "gcs.max_packet_size": 64500,
+    "gmcast.segment": 0,
+    "gmcast.peer_timeout": 3.0,
+    "pc.weight": 1,
+}
+FLAVOR_DEFAULTS: dict[str, dict[str, OptionValue]] = {
+    "codership": dict(_COMMON_DEFAULTS),
+    "mariadb": dict(_COMMON_DEFAULTS),
+    # PXC build: send_window 10, user_send_window 4, fc_limit 100 (percona/galera PR #110).
+    "pxc": {**_COMMON_DEFAULTS, "evs.send_window": 10, "evs.user_send_window": 4,
+            "gcs.fc_limit": 100},
+}
+
+
+def check_option(key: str, value: OptionValue) -> OptionValue:
+    """Parse one provider option; raise ``ValueError`` naming a likely typo or a bad value."""
+    parser = _PARSERS.get(key)
+    if parser is not None:
+        return parser(value)
+    if key not in KNOWN_OPTIONS:
+        close = difflib.get_close_matches(key, sorted(KNOWN_OPTIONS), n=1, cutoff=0.85)
+        if close:
+            raise ValueError(f"unknown provider option {key!r}; did you mean {close[0]!r}?")
+    return value
+
+
+def effective_options(
+    flavor: Flavor, given: Mapping[str, OptionValue] | None = None
+) -> dict[str, OptionValue]:
+    """The flavour's defaults overlaid with the given options, parsed (durations in seconds)."""
+    options = dict(FLAVOR_DEFAULTS[flavor])
+    for key, value in (given or {}).items():
+        options[key] = check_option(key, value)
+    return options
