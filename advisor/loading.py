@@ -296,7 +296,8 @@ def _message(item: Any, cause: Any) -> str:
         op = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=",
               "less_than": "<"}[kind]
         bound = next(iter(ctx.values()))
-        return f"must be {op} {bound}, got {_show(value)}"
+        bound_text = f"{bound:g}" if isinstance(bound, int | float) else str(bound)
+        return f"must be {op} {bound_text}, got {_show(value)}"
     if kind == "finite_number":
         return f"must be a finite number, got {_show(value)}"
     if kind == "literal_error":

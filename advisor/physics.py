@@ -73,7 +73,7 @@ def great_circle_km(lat1: ArrayLike, lon1: ArrayLike, lat2: ArrayLike, lon2: Arr
     """Great-circle distance [km] between points given in degrees (haversine).
 
     >>> round(float(great_circle_km(41.9028, 12.4964, 37.3861, -122.0839)))
-    10062
+    10069
     """
     phi1, phi2 = np.radians(lat1), np.radians(lat2)
     dphi = phi2 - phi1

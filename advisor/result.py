@@ -1,0 +1,132 @@
+"""The output contract (FORMAT.md ``advisor recommend --format json``) as plain data.
+
+Rendering (JSON, terminal, documents) depends only on these models, never on the engine.
+Field names are stable: extend, never rename. Every number carries its unit in its name and
+every figure says where it came from (``measured``, ``modelled`` from a measurement, or
+``estimated`` from physics).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "FORMAT_VERSION",
+    "Finding",
+    "HotRowReport",
+    "LinkReport",
+    "MeasurementReport",
+    "OptionReport",
+    "Recommendation",
+    "Throughput",
+    "WhatIf",
+]
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+FORMAT_VERSION = 1
+Architecture = Literal["single_cluster", "per_site_clusters", "grouped_clusters"]
+Severity = Literal["blocker", "warning", "info"]
+Source = Literal["measured", "modelled", "estimated"]
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Finding(_Out):
+    """One rule that fired: its stable id, how bad, about what, under which option."""
+
+    rule: str
+    severity: Severity
+    subject: str
+    option: Architecture | None = None
+    message: str
+    title: str = ""
+    # The numbers the message was built from, for scripts and documents.
+    values: dict[str, float | int | str | None] = {}
+
+
+class MeasurementReport(_Out):
+    method: Literal["icmp", "tcp_rr"]
+    payload_bytes: int | None = None
+    request_bytes: int | None = None
+    response_bytes: int | None = None
+    samples: int | None = None
+    rtt_ms: dict[str, float]
+    loss: float | None = None
+    source: str
+    tool: str
+    notes: list[str] = []
+
+
+class LinkReport(_Out):
+    sites: tuple[str, str]
+    distance_km: float | None
+    distance_source: Literal["given", "locations"] | None = None
+    route_km: float | None = None
+    medium: str
+    bandwidth_mbps: float | None = None
+    floor_rtt_ms: float | None
+    rtt_ms: dict[str, float]
+    rtt_source: Literal["measured", "estimated"]
+    light_speed_fraction: float | None
+    loss: float | None = None
+    measurements: list[MeasurementReport] = []
+    # Round trip of one write set (workload p50 and p99 sizes) and where it comes from.
+    writeset_rtt_ms: dict[str, float] = {}
+    writeset_rtt_source: Source | None = None
+
+
+class Throughput(_Out):
+    commits_per_s: float
+    txn_latency_ms: dict[str, float]
+    limited_by: str = ""
+
+
+class OptionReport(_Out):
+    architecture: Architecture
+    groups: list[list[str]]
+    viable: bool
+    commit_latency_ms: dict[str, float]
+    commit_latency_source: Source = "modelled"
+    commit_latency_by_site_ms: dict[str, dict[str, float]] = {}
+    throughput: Throughput | None = None
+    survives_site_loss: bool | None = None
+    data_at_risk_s: float | None = None
+    conflicts_per_s: float | None = None
+    clusters: int = 1
+    blockers: list[str] = []
+    operations: str = ""
+
+
+class HotRowReport(_Out):
+    name: str
+    required_updates_per_s: float
+    writer_sites: list[str]
+    max_updates_per_s: dict[str, float]
+    max_updates_per_s_p99: dict[str, float] = {}
+    utilisation: dict[str, float] = {}
+
+
+class WhatIf(_Out):
+    """A threshold at which the answer changes."""
+
+    quantity: str
+    value: float
+    unit: str
+    current: float | None = None
+    message: str
+
+
+class Recommendation(_Out):
+    format_version: int = FORMAT_VERSION
+    topology: str
+    architecture: Architecture | None = None
+    groups: list[list[str]] = []
+    summary: str = ""
+    findings: list[Finding] = []
+    links: list[LinkReport] = []
+    hot_rows: list[HotRowReport] = []
+    options: list[OptionReport] = []
+    what_would_change: list[WhatIf] = []

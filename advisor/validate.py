@@ -1,0 +1,25 @@
+"""Check inputs only: every topology file and every measurement file it names."""
+
+from __future__ import annotations
+
+__all__ = ["validate_files"]
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from advisor.errors import AdvisorError
+from advisor.evidence import gather_links
+from advisor.loading import TopologyError, load_topology
+
+
+def validate_files(paths: Iterable[Path]) -> list[AdvisorError]:
+    """Every problem found in ``paths``, in order; an empty list means all are valid."""
+    problems: list[AdvisorError] = []
+    for path in paths:
+        try:
+            gather_links(load_topology(path))
+        except TopologyError as error:
+            problems.extend(error.errors)
+        except AdvisorError as error:
+            problems.append(error)
+    return problems
