@@ -150,7 +150,8 @@ def _wilson_upper(p_hat: FloatArray, n: int, confidence: float) -> FloatArray:
     spread = z * np.sqrt(p_hat * (1.0 - p_hat) / n + z2 / (4 * n * n))
     wilson = (centre + spread) / (1.0 + z2 / n)
     exact_zero = 1.0 - (1.0 - confidence) ** (1.0 / n)
-    return np.clip(np.where(p_hat == 0.0, exact_zero, wilson), 0.0, 1.0)
+    bound = np.where(p_hat == 0.0, exact_zero, np.maximum(wilson, p_hat))  # rounding at p = 1
+    return np.clip(bound, 0.0, 1.0)
 
 
 class RttDistribution:
@@ -223,7 +224,7 @@ class RttDistribution:
         if bad.size:
             i = int(bad[0])
             raise ValueError(
-                f"RTT samples must be finite and >= 0 ms, found {raw[i]!r} at index {i}"
+                f"RTT samples must be finite and >= 0 ms, found {float(raw[i])!r} at index {i}"
             )
         values = np.sort(raw)
         if values.size == 1:
