@@ -58,6 +58,8 @@ _BASES: tuple[str, ...] = get_args(Basis)
 # Summary statistics a caller may pass with the percentiles; they are not points of Q.
 _NOT_PERCENTILES = frozenset({"mean", "avg"})
 _PERCENTILE_KEY = re.compile(r"p(\d+(?:\.\d+)?)")
+# max_of evaluates CDFs on at most this many grid points per atom of its result and input.
+_GRID_PER_ATOM = 8
 
 
 def parse_percentile_key(key: str) -> float:
@@ -472,8 +474,9 @@ def max_of(dists: Sequence[RttDistribution], *, resolution: int = 2001) -> RttDi
     """Distribution of the maximum of independent draws, one from each of ``dists``.
 
     CDF of the maximum = product of the CDFs (the slowest of several links). Each CDF is the
-    continuous inverse of its quantile function, evaluated on the union of all knots (plus
-    the float just below each, so that jumps stay jumps), multiplied, and inverted at the
+    continuous inverse of its quantile function, evaluated on the union of all knots (or of
+    8 x ``resolution`` quantiles of a large input, plus the float just below each point, so
+    that jumps stay jumps), multiplied, and inverted at the
     mid-points of ``resolution`` probability bins. The result has basis ``"percentiles"``
     (``"point"`` if every input is a point), loss ``1 - prod(1 - loss_i)``, and
     ``n_samples`` the smallest sample count among the sampled inputs.
@@ -493,7 +496,19 @@ def max_of(dists: Sequence[RttDistribution], *, resolution: int = 2001) -> RttDi
     high_ms = max(float(d._knot_values[-1]) for d in dists)
     if all(d.basis == "point" for d in dists):
         return RttDistribution.point(high_ms, loss=loss)
-    knots = np.unique(np.concatenate([d._knot_values for d in dists]))
+    # Each input contributes its knots, or, when it has many (a million samples), its
+    # quantiles at _GRID_PER_ATOM x resolution levels: finer than the result can hold.
+    fine = np.linspace(0.0, 1.0, _GRID_PER_ATOM * resolution + 1)
+    knots = np.unique(
+        np.concatenate(
+            [
+                d._knot_values
+                if d._knot_values.size <= fine.size
+                else np.interp(fine, d._knot_probs, d._knot_values)
+                for d in dists
+            ]
+        )
+    )
     grid = np.union1d(knots, np.nextafter(knots, -np.inf))
     cdf = np.ones_like(grid)
     for d in dists:

@@ -302,10 +302,11 @@ def test_max_of_with_a_point_keeps_the_jump() -> None:
     assert both.exceedance_probability(4.99) == 1.0
 
 
-def test_max_of_samples_matches_the_product_of_empirical_cdfs() -> None:
+@pytest.mark.parametrize(("n_a", "n_b"), [(5000, 3000), (60000, 40000)])  # all knots; a grid
+def test_max_of_samples_matches_the_product_of_empirical_cdfs(n_a: int, n_b: int) -> None:
     rng = np.random.default_rng(7)
-    a = RttDistribution.from_samples(10.0 + rng.gamma(2.0, 1.0, 5000), loss=0.01)
-    b = RttDistribution.from_samples(9.0 + rng.gamma(3.0, 1.0, 3000), loss=0.02)
+    a = RttDistribution.from_samples(10.0 + rng.gamma(2.0, 1.0, n_a), loss=0.01)
+    b = RttDistribution.from_samples(9.0 + rng.gamma(3.0, 1.0, n_b), loss=0.02)
     both = max_of([a, b])
     t_ms = np.linspace(9.0, 25.0, 50)
     product = (1 - np.asarray(a.exceedance_probability(t_ms))) * (
@@ -316,9 +317,9 @@ def test_max_of_samples_matches_the_product_of_empirical_cdfs() -> None:
         1 - np.asarray(both.exceedance_probability(t_ms)), product, atol=1e-3
     )
     assert both.loss == pytest.approx(1 - 0.99 * 0.98)
-    assert (both.basis, both.n_samples) == ("percentiles", 3000)
+    assert (both.basis, both.n_samples) == ("percentiles", n_b)
     # the sample count survives, so the max is not claimed "never" above its top either
-    assert both.exceedance_upper_bound(both.quantile(1.0)) == pytest.approx(1 - 0.05 ** (1 / 3000))
+    assert both.exceedance_upper_bound(both.quantile(1.0)) == pytest.approx(1 - 0.05 ** (1 / n_b))
 
 
 def test_max_of_points_and_edge_cases() -> None:
