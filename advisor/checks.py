@@ -7,15 +7,17 @@ hits into findings.
 
 from __future__ import annotations
 
-__all__ = ["CHECKS", "Context", "evaluate"]
+__all__ = ["CHECKS", "CROSS_CLUSTER_RULES", "LINK_RULES", "Context", "evaluate"]
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from advisor import option_checks as oc
 from advisor import physics
 from advisor.errors import AdvisorError
 from advisor.evidence import LinkEvidence
+from advisor.options import Option
 from advisor.result import Finding
 from advisor.rules import Rule, RuleHit, render_message
 from advisor.topology import Topology
@@ -30,7 +32,8 @@ class Context:
     topology: Topology
     links: Sequence[LinkEvidence]
     writeset_p50_bytes: float = 2048.0
-    options: Sequence[Any] = field(default_factory=tuple)  # evaluated candidate architectures
+    options: Sequence[Option] = field(default_factory=tuple)  # evaluated architectures
+    provider_options: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _pair(link: LinkEvidence) -> str:
@@ -86,7 +89,24 @@ CHECKS: dict[str, Callable[[Context, Params], Iterator[RuleHit]]] = {
     "RTT-BELOW-PHYSICS": rtt_below_physics,
     "RTT-ESTIMATED": rtt_estimated,
     "PING-ONLY": ping_only,
+    "COMMIT-LATENCY-SLO": oc.commit_latency_slo,
+    "HOT-ROW-RATE": oc.hot_row_rate,
+    "HOT-ROW-QUEUE": oc.hot_row_queue,
+    "HOT-ROW-CONFLICTS": oc.hot_row_conflicts,
+    "QUORUM-SITE-LOSS": oc.quorum_site_loss,
+    "QUORUM-NODE-LOSS": oc.quorum_node_loss,
+    "ARBITRATOR-PLACED": oc.arbitrator_placed,
+    "RTT-TAIL-INSTABILITY": oc.rtt_tail_instability,
+    "SEND-WINDOW": oc.send_window,
+    "BANDWIDTH": oc.bandwidth,
+    "MULTI-SITE-WRITES-ASYNC": oc.multi_site_writes_async,
+    "ASYNC-OWNERSHIP": oc.async_ownership,
+    "ASYNC-DATA-LOSS": oc.async_data_loss,
 }
+LINK_RULES = ("RTT-BELOW-PHYSICS", "RTT-ESTIMATED", "PING-ONLY")
+# Rules that judge how clusters relate, not one cluster alone (grouping search skips them
+# when it asks whether one candidate group could stand as a cluster).
+CROSS_CLUSTER_RULES = ("MULTI-SITE-WRITES-ASYNC", "ASYNC-OWNERSHIP", "ASYNC-DATA-LOSS")
 
 
 def evaluate(rules: Mapping[str, Rule], ctx: Context, ids: Sequence[str] | None = None) -> list[Finding]:

@@ -1,20 +1,55 @@
-"""The one entry point: ``recommend(topology) -> Recommendation``."""
+"""The one entry point: ``recommend(topology) -> Recommendation``.
+
+Loading -> evidence per link -> candidate options evaluated -> rules -> verdict -> result.
+"""
 
 from __future__ import annotations
 
-__all__ = ["link_report", "recommend", "rtt_summary"]
+__all__ = ["Analysis", "analyse", "link_report", "recommend", "rtt_summary"]
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from advisor.checks import Context, evaluate
-from advisor.evidence import LinkEvidence, gather_links
-from advisor.loading import LoadedTopology, load_topology
-from advisor.result import LinkReport, MeasurementReport, Recommendation
-from advisor.rtt import RttDistribution
-from advisor.rules import load_rules
+import numpy as np
 
-_LINK_RULES = ("RTT-BELOW-PHYSICS", "RTT-ESTIMATED", "PING-ONLY")
+from advisor import verdict
+from advisor.checks import CROSS_CLUSTER_RULES, LINK_RULES, Context, evaluate
+from advisor.evidence import LinkEvidence, gather_links
+from advisor.grouping import best_partition
+from advisor.loading import LoadedTopology, load_topology
+from advisor.options import Evaluator, Option
+from advisor.result import (
+    Finding,
+    HotRowReport,
+    LinkReport,
+    MeasurementReport,
+    OptionReport,
+    Recommendation,
+    Throughput,
+)
+from advisor.rtt import RttDistribution
+from advisor.rules import Rule, load_rules
+
+_OPERATIONS = {
+    "single_cluster": "one cluster to run; every commit crosses the WAN; quorum spans sites",
+    "per_site_clusters": "a cluster per site, asynchronous channels between them, ProxySQL "
+                         "routing writes to each row's owner site",
+    "grouped_clusters": "a cluster per group, asynchronous channels between groups, ProxySQL "
+                        "routing writes to each row's owner group",
+}
+
+
+@dataclass
+class Analysis:
+    """Everything the engine computed, for callers who want more than the report."""
+
+    loaded: LoadedTopology
+    links: list[LinkEvidence]
+    evaluator: Evaluator
+    options: list[Option]
+    findings: list[Finding]
+    chosen: Option
 
 
 def recommend(
@@ -26,25 +61,141 @@ def recommend(
     rule files that override the shipped pack. Raises :class:`~advisor.errors.AdvisorError`
     for bad input.
     """
+    return report(analyse(topology, rules_dirs=rules_dirs))
+
+
+def analyse(
+    topology: LoadedTopology | str | Path, *, rules_dirs: Iterable[Path] = ()
+) -> Analysis:
+    """Run the engine and keep its intermediate results (options, evidence, findings)."""
     loaded = topology if isinstance(topology, LoadedTopology) else load_topology(topology)
     rules = load_rules(rules_dirs)
     links = gather_links(loaded)
-    sizes = _writeset_sizes(loaded)
-    ctx = Context(topology=loaded.topology, links=links, writeset_p50_bytes=sizes[0])
-    return Recommendation(
-        topology=loaded.topology.name,
-        links=[link_report(link, sizes) for link in links],
-        findings=evaluate(rules, ctx, _LINK_RULES),
-    )
+    sizes = writeset_sizes(loaded)
+    evaluator = Evaluator(loaded.topology, links, writeset_bytes=sizes)
+    base = Context(topology=loaded.topology, links=links, writeset_p50_bytes=sizes[0],
+                   provider_options=evaluator.options)
+    options = _candidates(evaluator, rules, base)
+    ctx = replace(base, options=tuple(options))
+    findings = evaluate(rules, ctx)
+    chosen = verdict.choose(options, findings)
+    return Analysis(loaded, links, evaluator, options, findings, chosen)
 
 
-def _writeset_sizes(loaded: LoadedTopology) -> tuple[float, float]:
+def _candidates(evaluator: Evaluator, rules: dict[str, Rule], base: Context) -> list[Option]:
+    sites = evaluator.data_sites
+    options = [evaluator.option("single_cluster", [sites])]
+    if len(sites) > 1:
+        options.append(evaluator.option("per_site_clusters", [[s] for s in sites]))
+    local_rules = [r for r in rules if r not in CROSS_CLUSTER_RULES and r not in LINK_RULES]
+
+    def blocked(option: Option, ids: list[str]) -> bool:
+        ctx = replace(base, options=(option,))
+        return any(f.severity == "blocker" for f in evaluate(rules, ctx, ids))
+
+    def viable_group(group: tuple[str, ...]) -> bool:
+        return not blocked(evaluator.option("grouped_clusters", [group]), local_rules)
+
+    def spans_ok(partition: list[tuple[str, ...]]) -> bool:
+        return not blocked(evaluator.option("grouped_clusters", partition),
+                           list(CROSS_CLUSTER_RULES))
+
+    def score(partition: list[tuple[str, ...]]) -> float:
+        return evaluator.option("grouped_clusters", partition).commit_latency_ms["p50"]
+
+    def distance(a: str, b: str) -> float:
+        return float(evaluator.link(a, b).rtt.quantile(0.5))
+
+    partition = best_partition(sites, viable_group, spans_ok, score, distance)
+    if partition is None and len(sites) >= 3:
+        # Nothing groups cleanly: show the most natural grouping, so the report says why.
+        partition = _nearest_pair_merged(sites, distance)
+    if partition is not None:
+        options.append(evaluator.option("grouped_clusters", partition))
+    return options
+
+
+def _nearest_pair_merged(sites: list[str], distance: Callable[[str, str], float]) -> list[tuple[str, ...]]:
+    a, b = min(((a, b) for i, a in enumerate(sites) for b in sites[i + 1:]),
+               key=lambda pair: (distance(*pair), pair))
+    return [(a, b), *((s,) for s in sites if s not in (a, b))]
+
+
+def writeset_sizes(loaded: LoadedTopology) -> tuple[float, float]:
     """Write-set p50 and p99 [bytes]; 2 KB and 64 KB when the workload does not say."""
     given = loaded.topology.workload.writeset_bytes
     if given is None:
         return 2048.0, 65536.0
     dist = RttDistribution.from_percentiles(given.given())
     return float(dist.quantile(0.5)), float(dist.quantile(0.99))
+
+
+def report(analysis: Analysis) -> Recommendation:
+    """The output contract of an analysis."""
+    topology = analysis.loaded.topology
+    chosen, options, findings = analysis.chosen, analysis.options, analysis.findings
+    sizes = writeset_sizes(analysis.loaded)
+    inter = [link for link in analysis.links
+             if link.sites[0] in analysis.evaluator.data_sites
+             and link.sites[1] in analysis.evaluator.data_sites]
+    worst_p50 = max((float(link.rtt.quantile(0.5)) for link in inter), default=0.0)
+    lan = [float(np.median(analysis.evaluator.cluster([s]).commit_ms[s]))
+           for s in analysis.evaluator.writing] or [0.0]
+    return Recommendation(
+        topology=topology.name,
+        architecture=chosen.architecture,  # type: ignore[arg-type]
+        groups=[list(g) for g in _with_arbitrators(chosen)],
+        summary=verdict.summary(chosen, options, findings),
+        findings=findings,
+        links=[link_report(link, sizes) for link in analysis.links],
+        hot_rows=_hot_rows(options),
+        options=[_option_report(o, findings) for o in options],
+        what_would_change=verdict.what_would_change(topology, options, findings, max(lan), worst_p50),
+    )
+
+
+def _with_arbitrators(option: Option) -> list[tuple[str, ...]]:
+    return [c.members for c in option.clusters]
+
+
+def _option_report(option: Option, findings: list[Finding]) -> OptionReport:
+    blocking = verdict.blockers(option, findings)
+    throughput = None
+    if option.throughput is not None:
+        rate, txn, limited = option.throughput
+        throughput = Throughput(commits_per_s=round(rate, 2), txn_latency_ms=txn, limited_by=limited)
+    conflicts = sum(row.conflicts_per_s for row in option.hot_rows) if option.hot_rows else None
+    survives = not any(c.site_failures or c.node_failures for c in option.clusters)
+    return OptionReport(
+        architecture=option.architecture,  # type: ignore[arg-type]
+        groups=[list(g) for g in _with_arbitrators(option)],
+        viable=not blocking,
+        commit_latency_ms=option.commit_latency_ms,
+        commit_latency_by_site_ms={s: c.commit_percentiles(s) for c in option.clusters
+                                   for s in c.writers},
+        throughput=throughput,
+        survives_site_loss=survives,
+        data_at_risk_s=None if option.data_at_risk_s is None else round(option.data_at_risk_s, 4),
+        conflicts_per_s=None if conflicts is None else round(conflicts, 3),
+        clusters=len(option.clusters),
+        blockers=sorted({f.rule for f in blocking}),
+        operations=_OPERATIONS[option.architecture],
+    )
+
+
+def _hot_rows(options: list[Option]) -> list[HotRowReport]:
+    rows = []
+    for index, first in enumerate(options[0].hot_rows if options else []):
+        per = {o.architecture: o.hot_rows[index] for o in options}
+        rows.append(HotRowReport(
+            name=first.row.name, required_updates_per_s=first.row.updates_per_s,
+            writer_sites=list(first.writer_sites),
+            max_updates_per_s={a: round(r.bound_p50_per_s, 2) for a, r in per.items()},
+            max_updates_per_s_p99={a: round(r.bound_p99_per_s, 2) for a, r in per.items()},
+            utilisation={a: round(first.row.updates_per_s / r.bound_p50_per_s, 4)
+                         for a, r in per.items()},
+        ))
+    return rows
 
 
 def rtt_summary(dist: RttDistribution) -> dict[str, float]:

@@ -1,0 +1,232 @@
+"""What Galera does with the network: commit latency, hot rows, windows, tails, lag.
+
+Pure functions over numpy arrays. Sources: ../shared/DOMAIN.md section 3,
+../shared/reference/galera.md sections 1 and 2, and this project's measurements on a real
+cluster (../shared/calibration/lab-galera.yaml).
+
+**Commit latency.** A write set travels as an EVS "safe" message: it is delivered, and the
+commit returns, once every member has heard from every other that it arrived. The lab
+cluster shows the wait is the longest path ``w -> k -> j -> w`` over members k and j (j = k
+allowed): 1 RTT for two nodes or one far node, 1.5 RTT when all pairs are equally far. The
+first leg carries the write set (a TCP round trip at write-set size, measured or modelled,
+less the small return leg); the others carry small acknowledgements. With ``gmcast.segment``
+per site a remote segment's relay node adds a LAN hop. The draws are Monte Carlo with common
+random numbers: each link's round trip is drawn once per draw and used on every path through
+it, so a slow moment of one link slows every path it is on. Local certification and commit
+add :data:`LOCAL_COMMIT_MS`.
+
+**Callaghan's law.** A row cannot change more than once per commit: at most
+``1 / commit latency`` updates per second, whatever the hardware.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DRAWS",
+    "EVS_MESSAGE_BYTES",
+    "LOCAL_COMMIT_MS",
+    "Cluster",
+    "async_lag_ms",
+    "callaghan_bound_per_s",
+    "closed_loop",
+    "commit_latency_draws",
+    "conflict_rate_per_s",
+    "hot_row_queue_ms",
+    "silence_probability",
+    "window_limit_commits_per_s",
+    "writesets_per_message",
+]
+
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from advisor.rtt import RttDistribution
+
+FloatArray = npt.NDArray[np.float64]
+
+# Draws per Monte Carlo evaluation: p99.9 then rests on 20 draws beyond it.
+DRAWS = 20_000
+# Local certification and commit on the writer [ms]: the lab's commits took 1.5 RTT "plus
+# about 1 ms of local work" (lab-galera.yaml notes; innodb_flush_log_at_trx_commit=2).
+LOCAL_COMMIT_MS = 1.0
+# Largest EVS message: asio protonet MTU 1<<15 = 32768 bytes less the 20-byte gmcast header
+# (galera.md 1a, gcomm/src/asio_protonet.cpp).
+EVS_MESSAGE_BYTES = 32_748
+_SEED = 20_261_122
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """One Galera cluster: how many voting members sit at each site (garbd included)."""
+
+    members: Mapping[str, int]  # site -> data nodes + arbitrators there
+    segments: bool = True  # gmcast.segment per site, as the advisor recommends
+
+    @property
+    def sites(self) -> list[str]:
+        return [site for site, count in self.members.items() if count > 0]
+
+
+PairRtt = Callable[[str, str], tuple[RttDistribution, RttDistribution]]
+"""(a, b) -> (small-message RTT, write-set round trip) distributions of a site pair."""
+
+
+def _uniforms(a: str, b: str, draws: int) -> FloatArray:
+    """The same random levels for a pair in every evaluation (common random numbers)."""
+    key = "|".join(sorted((a, b)))
+    rng = np.random.default_rng([_SEED, zlib.crc32(key.encode())])
+    return rng.random(draws)
+
+
+def _pair_draws(
+    cluster: Cluster, pair_rtt: PairRtt, lan: Mapping[str, tuple[RttDistribution, RttDistribution]],
+    draws: int,
+) -> tuple[FloatArray, FloatArray]:
+    """Matrices (draws, s, s) of small and write-set round trips between the cluster's sites.
+
+    The diagonal holds the site's LAN round trip (two members there can talk to each other).
+    """
+    sites = cluster.sites
+    n = len(sites)
+    small = np.zeros((draws, n, n))
+    writeset = np.zeros((draws, n, n))
+    for i, a in enumerate(sites):
+        for j in range(i, n):
+            b = sites[j]
+            u = _uniforms(a, b, draws)
+            small_dist, ws_dist = lan[a] if i == j else pair_rtt(a, b)
+            small[:, i, j] = small[:, j, i] = small_dist.quantile(u)
+            writeset[:, i, j] = writeset[:, j, i] = ws_dist.quantile(u)
+    return small, writeset
+
+
+def commit_latency_draws(
+    cluster: Cluster,
+    writer: str,
+    pair_rtt: PairRtt,
+    lan: Mapping[str, tuple[RttDistribution, RttDistribution]],
+    *,
+    draws: int = DRAWS,
+    local_commit_ms: float = LOCAL_COMMIT_MS,
+    relay_ms: Mapping[str, float] | None = None,
+) -> FloatArray:
+    """Commit latency draws [ms] for a writer at site ``writer`` of ``cluster``.
+
+    ``lan[site]`` gives the (small, write-set) LAN round trips inside a site; ``relay_ms``
+    the extra relay hop into each remote segment (default: that site's LAN p50 RTT when the
+    cluster uses segments).
+    """
+    sites = cluster.sites
+    w = sites.index(writer)
+    small, writeset = _pair_draws(cluster, pair_rtt, lan, draws)
+    # Members other than the committing node, per site.
+    others = np.array([cluster.members[s] - (1 if i == w else 0) for i, s in enumerate(sites)])
+    if others.sum() == 0:  # a lone node commits locally
+        return np.full(draws, local_commit_ms)
+    # Within a site two *different* other members are needed for a LAN hop k -> j.
+    diag = np.where(others >= 2, 1.0, 0.0)
+    idx = np.arange(len(sites))
+    small_kj = small.copy()
+    small_kj[:, idx, idx] *= diag
+    # First leg: the write set from w to k (round trip less the small return half).
+    first = writeset[:, w, :] - small[:, w, :] / 2
+    if cluster.segments:
+        relay = relay_ms or {s: float(lan[s][0].quantile(0.5)) for s in sites}
+        first = first + np.array([0.0 if i == w else relay[s] for i, s in enumerate(sites)])
+    # path[k, j] = first[k] + small[k, j]/2 + small[j, w]/2, over members k, j != the writer.
+    path = first[:, :, None] + small_kj / 2 + small[:, None, :, w] / 2
+    usable = others > 0
+    path = path[:, usable][:, :, usable]
+    return path.max(axis=(1, 2)) + local_commit_ms
+
+
+def callaghan_bound_per_s(commit_ms: npt.ArrayLike) -> FloatArray | float:
+    """Most updates per second one row can take: one per commit [1/s]."""
+    return 1000.0 / np.asarray(commit_ms, dtype=float)
+
+
+def hot_row_queue_ms(rate_per_s: float, commit_ms: float) -> tuple[float, float]:
+    """Utilisation ``rate * latency`` and the mean M/D/1 wait [ms] for a hot row's lock.
+
+    Each update holds the row for one commit latency (deterministic service); Pollaczek-
+    Khinchine gives ``W = rho * T / (2 (1 - rho))``; infinite at rho >= 1.
+    """
+    rho = rate_per_s * commit_ms / 1000.0
+    wait = float("inf") if rho >= 1 else rho * commit_ms / (2 * (1 - rho))
+    return rho, wait
+
+
+def conflict_rate_per_s(rates_per_s: Sequence[float], window_ms: Sequence[float]) -> float:
+    """Certification conflicts per second for one row written from several members.
+
+    An update from member i fails certification when another member committed the same row
+    within its conflict window (about one commit latency): with Poisson arrivals the chance
+    is ``1 - exp(-sum_{j != i} rate_j * window_i)``.
+    """
+    rates = np.asarray(rates_per_s, dtype=float)
+    windows_s = np.asarray(window_ms, dtype=float) / 1000.0
+    others = rates.sum() - rates
+    return float(np.sum(rates * (1.0 - np.exp(-others * windows_s))))
+
+
+def writesets_per_message(writeset_bytes: float) -> float:
+    """EVS messages one write set needs: large ones are split at about 32 KB."""
+    return float(max(1.0, np.ceil(writeset_bytes / EVS_MESSAGE_BYTES)))
+
+
+def window_limit_commits_per_s(
+    user_send_window: int, safe_period_ms: float, writeset_bytes: float
+) -> float:
+    """Commits per second one node can replicate before its send window stalls it.
+
+    A node may not send message ``seq`` while ``seq > safe_seq + window``, and safe_seq
+    advances about once per commit round (galera.md 1a). Small write sets *may* share a
+    32 KB message, but the PXC 7 ms case (field-data.yaml) shows about 1.3 write sets per
+    message under 50 clients, so one write set per message is counted: a conservative bound.
+    """
+    return user_send_window / (safe_period_ms / 1000.0) / writesets_per_message(writeset_bytes)
+
+
+def closed_loop(
+    clients: int, baseline_ms: float, added_ms: npt.ArrayLike, cap_per_s: float = float("inf")
+) -> tuple[float, FloatArray]:
+    """A closed population of ``clients``: throughput [1/s] and transaction latency [ms].
+
+    Each client waits for its transaction: ``X = min(N / (baseline + added), cap)``; when the
+    cap binds the latency grows so that ``N = X * latency`` (Little's law).
+    """
+    latency = baseline_ms + np.asarray(added_ms, dtype=float)
+    open_rate = clients / (float(np.mean(latency)) / 1000.0)
+    rate = min(open_rate, cap_per_s)
+    stretch = open_rate / rate if rate > 0 else float("inf")
+    return rate, latency * stretch
+
+
+def silence_probability(
+    rtt: RttDistribution, silence_s: float, *, rto_min_ms: float = 200.0
+) -> tuple[float, float]:
+    """Chance that one message takes longer than ``silence_s`` to arrive: (estimate, bound).
+
+    Two ways: the RTT itself exceeds it (the measured tail), or losses in a row whose
+    retransmission timeouts add up beyond it (Linux RTO >= 200 ms + RTT, doubling each
+    time; losses taken as independent, so bursty loss makes this an underestimate). The
+    bound is the 95 % upper confidence bound of the tail for samples (3/n with no
+    exceedance: 1,000 clean samples cannot rule out 0.3 %); for given percentiles it equals
+    the estimate.
+    """
+    t_ms = silence_s * 1000.0
+    tail = float(rtt.exceedance_probability(t_ms))
+    bound = float(rtt.exceedance_upper_bound(t_ms)) if rtt.basis == "samples" else tail
+    rto_ms = rto_min_ms + float(rtt.quantile(0.5))
+    losses_needed = max(int(np.ceil(np.log2(t_ms / rto_ms + 1.0))), 1) if t_ms > 0 else 1
+    by_loss = rtt.loss**losses_needed if rtt.loss > 0 else 0.0
+    return min(1.0, max(tail, by_loss)), min(1.0, max(bound, by_loss))
+
+
+def async_lag_ms(rtt_ms: float, apply_ms: float = LOCAL_COMMIT_MS) -> float:
+    """Asynchronous replication lag [ms]: half a round trip to ship, plus applying it."""
+    return rtt_ms / 2.0 + apply_ms

@@ -1,0 +1,128 @@
+"""The verdict: which option to recommend, in plain words, and what would change it.
+
+Recommend the viable option (no blocker) that needs the fewest clusters, then the lowest
+commit latency. When none is viable, recommend the least bad (fewest blockers, then fewest
+clusters) and say what would have to change.
+"""
+
+from __future__ import annotations
+
+__all__ = ["choose", "summary", "what_would_change"]
+
+from collections.abc import Sequence
+
+from advisor import physics
+from advisor.options import Option
+from advisor.result import Finding, WhatIf
+from advisor.topology import Topology
+
+_NAMES = {
+    "single_cluster": "one Galera cluster spanning every site",
+    "per_site_clusters": "a Galera cluster in each site, linked by asynchronous replication "
+                         "with ProxySQL in front",
+    "grouped_clusters": "Galera clusters shared by nearby sites, linked asynchronously",
+}
+
+
+def blockers(option: Option, findings: Sequence[Finding]) -> list[Finding]:
+    return [f for f in findings if f.option == option.architecture and f.severity == "blocker"]
+
+
+def choose(options: Sequence[Option], findings: Sequence[Finding]) -> Option:
+    """The recommended option (see the module docstring)."""
+    def key(option: Option) -> tuple[int, int, float]:
+        return (len(blockers(option, findings)), len(option.clusters),
+                option.commit_latency_ms.get("p50", 0.0))
+    viable = [o for o in options if not blockers(o, findings)]
+    return min(viable or options, key=key)
+
+
+def _groups(option: Option) -> str:
+    return "; ".join("+".join(g) for g in option.groups)
+
+
+def summary(chosen: Option, options: Sequence[Option], findings: Sequence[Finding]) -> str:
+    """One paragraph in plain words: the decision, its main number, why not the others."""
+    viable = not blockers(chosen, findings)
+    commit = chosen.commit_latency_ms
+    parts = []
+    if viable:
+        parts.append(f"Recommended: {_NAMES[chosen.architecture]} ({_groups(chosen)}).")
+    else:
+        parts.append(f"No option meets every requirement. The least bad is "
+                     f"{_NAMES[chosen.architecture]} ({_groups(chosen)}), with "
+                     f"{len(blockers(chosen, findings))} blocker(s) left to resolve.")
+    if commit:
+        parts.append(f"Commits take about {commit['p50']:.1f} ms at the median and "
+                     f"{commit['p99']:.1f} ms at p99 at the slowest writing site.")
+    for other in options:
+        if other is chosen:
+            continue
+        reasons = blockers(other, findings)
+        if reasons:
+            rules = sorted({f.rule for f in reasons})
+            parts.append(f"{other.architecture} is ruled out by {', '.join(rules)}.")
+        elif viable:
+            parts.append(f"{other.architecture} would also work but needs "
+                         f"{len(other.clusters)} cluster(s) or slower commits.")
+    if chosen.data_at_risk_s is not None:
+        parts.append(f"On losing a site, about {chosen.data_at_risk_s * 1000:.0f} ms of recent "
+                     "commits may be lost (asynchronous links).")
+    return " ".join(parts)
+
+
+def what_would_change(
+    topology: Topology, options: Sequence[Option], findings: Sequence[Finding],
+    lan_commit_p50_ms: float, worst_link_p50_ms: float,
+) -> list[WhatIf]:
+    """Thresholds at which single_cluster becomes viable or stops being so.
+
+    Commit latency beyond the LAN part scales about linearly with the inter-site round
+    trips, so the limits of the latency rules (commit SLO, Callaghan's bound) translate
+    into a scale factor on every inter-site RTT, hence into a worst-link RTT and a distance.
+    """
+    single = next((o for o in options if o.architecture == "single_cluster"), None)
+    if single is None or len(single.groups[0]) < 2 or not single.commit_latency_ms:
+        return []
+    commit = single.commit_latency_ms
+    limits: list[tuple[float, str]] = []
+    slo = topology.requirements.commit_latency_ms
+    for key, limit in (slo.given() if slo else {}).items():
+        limits.append((_scale(limit, commit[key], lan_commit_p50_ms), f"commit {key} {limit:g} ms"))
+    for row in single.hot_rows:
+        limit_ms = 1000.0 / row.row.updates_per_s
+        limits.append((_scale(limit_ms, row.commit_ms["p50"], lan_commit_p50_ms),
+                       f'hot row "{row.row.name}" at {row.row.updates_per_s:g}/s'))
+    changes = []
+    if limits:
+        factor, reason = min(limits)
+        rtt = worst_link_p50_ms * factor
+        km = max((rtt - physics.ESTIMATE_FIXED_OVERHEAD_MS) / physics.ESTIMATE_ROUTE_FACTOR, 0.0)
+        km = float(physics.max_distance_km(km, "fiber"))
+        now_ok = factor >= 1.0
+        verb = "stops being" if now_ok else "becomes"
+        changes.append(WhatIf(
+            quantity="worst_link_rtt_ms", value=round(rtt, 2), unit="ms",
+            current=round(worst_link_p50_ms, 2),
+            message=(f"single_cluster {verb} viable for latency when the worst inter-site RTT "
+                     f"(p50) passes {rtt:.1f} ms (now {worst_link_p50_ms:.1f} ms), limited by "
+                     f"{reason}; on a typical fibre path that is about {km:.0f} km."),
+        ))
+    for row in single.hot_rows:
+        bound = row.bound_p50_per_s
+        changes.append(WhatIf(
+            quantity=f"hot_row_rate:{row.row.name}", value=round(bound, 2), unit="1/s",
+            current=row.row.updates_per_s,
+            message=(f'single_cluster carries "{row.row.name}" up to {bound:.1f} updates/s '
+                     f"(one per {row.commit_ms['p50']:.1f} ms commit); it needs "
+                     f"{row.row.updates_per_s:g}/s."),
+        ))
+    return changes
+
+
+def _scale(limit_ms: float, predicted_ms: float, lan_ms: float) -> float:
+    """RTT scale factor at which ``predicted`` (linear beyond ``lan``) reaches ``limit``."""
+    wan = predicted_ms - lan_ms
+    if wan <= 0:
+        return float("inf")
+    return max(limit_ms - lan_ms, 0.0) / wan
