@@ -30,6 +30,7 @@ __all__ = [
     "callaghan_bound_per_s",
     "closed_loop",
     "commit_latency_draws",
+    "conflict_probability",
     "conflict_rate_per_s",
     "hot_row_queue_ms",
     "silence_probability",
@@ -160,17 +161,21 @@ def hot_row_queue_ms(rate_per_s: float, commit_ms: float) -> tuple[float, float]
     return rho, wait
 
 
-def conflict_rate_per_s(rates_per_s: Sequence[float], window_ms: Sequence[float]) -> float:
-    """Certification conflicts per second for one row written from several members.
+def conflict_probability(others_per_s: npt.ArrayLike, window_ms: npt.ArrayLike) -> FloatArray | float:
+    """Chance that an update loses certification to updates of the same row elsewhere.
 
-    An update from member i fails certification when another member committed the same row
-    within its conflict window (about one commit latency): with Poisson arrivals the chance
-    is ``1 - exp(-sum_{j != i} rate_j * window_i)``.
+    It fails when another member committed the row within its conflict window (about one
+    commit latency); with Poisson arrivals at ``others_per_s`` the chance is
+    ``1 - exp(-others_per_s * window)``.
     """
+    rate = np.asarray(others_per_s, dtype=float)
+    return 1.0 - np.exp(-rate * np.asarray(window_ms, dtype=float) / 1000.0)
+
+
+def conflict_rate_per_s(rates_per_s: Sequence[float], window_ms: Sequence[float]) -> float:
+    """Certification conflicts per second for one row written from several members."""
     rates = np.asarray(rates_per_s, dtype=float)
-    windows_s = np.asarray(window_ms, dtype=float) / 1000.0
-    others = rates.sum() - rates
-    return float(np.sum(rates * (1.0 - np.exp(-others * windows_s))))
+    return float(np.sum(rates * conflict_probability(rates.sum() - rates, window_ms)))
 
 
 def writesets_per_message(writeset_bytes: float) -> float:

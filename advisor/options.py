@@ -72,11 +72,13 @@ class ClusterEval:
         per_site = [summarise(d) for d in self.commit_ms.values()]
         return {k: max(p[k] for p in per_site) for k in REPORTED} if per_site else {}
 
+    local_commit_ms: float = galera.LOCAL_COMMIT_MS
+
     @property
     def safe_period_ms(self) -> float:
         """How often safe_seq advances: the worst writer's commit p50 less local work."""
-        p50 = self.commit_percentiles().get("p50", galera.LOCAL_COMMIT_MS)
-        return max(p50 - galera.LOCAL_COMMIT_MS, 1e-3)
+        p50 = self.commit_percentiles().get("p50", self.local_commit_ms)
+        return max(p50 - self.local_commit_ms, 1e-3)
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,10 @@ class Evaluator:
             name: self._lan_pair(site.lan_rtt_ms.given()) for name, site in self.sites.items()
         }
         self._ws_cache: dict[frozenset[str], tuple[RttDistribution, RttDistribution]] = {}
+        given_local = topology.workload.local_commit_ms
+        self.local_commit_ms = galera.LOCAL_COMMIT_MS if given_local is None else given_local
+        # One gmcast.segment per site unless the user pins one segment for every node.
+        self.segments = "gmcast.segment" not in topology.galera.provider_options
 
     # -- link lookups ----------------------------------------------------------------
 
@@ -199,8 +205,9 @@ class Evaluator:
     def _commit(self, sites: tuple[str, ...], arbitrator: str | None,
                 writers: tuple[str, ...]) -> dict[str, FloatArray]:
         members = {s: n for s, n in ((s, len(w)) for s, w in self._members(sites, arbitrator).items())}
-        spec = galera.Cluster(members, segments=len(members) > 1)
-        return {w: galera.commit_latency_draws(spec, w, self.pair_rtt, self._lan, draws=self.draws)
+        spec = galera.Cluster(members, segments=self.segments and len(members) > 1)
+        return {w: galera.commit_latency_draws(spec, w, self.pair_rtt, self._lan, draws=self.draws,
+                                               local_commit_ms=self.local_commit_ms)
                 for w in writers}
 
     def _evaluate_cluster(self, sites: tuple[str, ...]) -> ClusterEval:
@@ -225,6 +232,7 @@ class Evaluator:
                    for b in self._member_sites(sites, arbitrator)[i + 1:]],
             window_limit_commits_per_s=0.0, user_send_window=user_window,
             arbitrator_cost_ms=cost, unfixable_by_arbitrator=unfixable,
+            local_commit_ms=self.local_commit_ms,
         )
         evaluated.window_limit_commits_per_s = galera.window_limit_commits_per_s(
             user_window, evaluated.safe_period_ms, self.writeset_p50_bytes)
@@ -302,6 +310,8 @@ class Evaluator:
         if clients is None or not self.writing:
             return None
         site = self.writing[0]  # the clients sit with the first writing site
+        if not any(site in g for g in option.groups):
+            return None  # a partial option (one candidate group) without the clients
         cluster = option.clusters[option.cluster_of(site)]
         lan_commit = self.cluster([site]).commit_ms[site]
         added = (cluster.commit_ms[site] - float(np.median(lan_commit))) * clients.commits_per_txn

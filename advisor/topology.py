@@ -267,6 +267,9 @@ class Workload(_Model):
     replicated_bytes_per_s: Rate | None = None
     hot_rows: list[HotRow] = []
     clients: Clients | None = None
+    # Extension: a commit on a lone node, without replication [ms] (certification, binlog,
+    # InnoDB flush). Default 1.0 ms, from this project's lab (lab-galera.yaml notes).
+    local_commit_ms: NonNegative | None = None
 
     _writeset_as_peak = field_validator("writeset_bytes", mode="before")(
         lambda value: _peak_from_number(value)

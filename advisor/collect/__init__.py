@@ -1,0 +1,41 @@
+"""``advisor collect``: the workload and galera sections of topology.yaml, from a live node.
+
+Watch one node of a running Galera cluster (MariaDB, Percona XtraDB Cluster, MySQL-wsrep)
+for a while, with read-only statements, and write what it saw: commit rates, write-set
+sizes and replication volume, the hottest rows, and the provider options that run.
+
+The names below are imported on first use, so that importing :mod:`advisor.collect.cli`
+(which the command line does at start-up) does not load the MySQL driver and numpy.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CollectedEvidence",
+    "ConnectionSettings",
+    "collect",
+    "evidence_to_yaml",
+    "merge_into",
+]
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from advisor.collect.api import CollectedEvidence, collect
+    from advisor.collect.connection import ConnectionSettings
+    from advisor.collect.writer import evidence_to_yaml, merge_into
+
+_HOME = {
+    "CollectedEvidence": "advisor.collect.api",
+    "collect": "advisor.collect.api",
+    "ConnectionSettings": "advisor.collect.connection",
+    "evidence_to_yaml": "advisor.collect.writer",
+    "merge_into": "advisor.collect.writer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOME:
+        return getattr(importlib.import_module(_HOME[name]), name)
+    raise AttributeError(f"module 'advisor.collect' has no attribute {name!r}")

@@ -1,0 +1,346 @@
+"""Watch one node for a while and gather the evidence: the collection loop.
+
+The order of work: connect and check the node is a Galera member (one-line errors
+otherwise), read its variables, choose the hot-row source (the binary log, else
+``performance_schema``, else none, saying why), then sample ``SHOW GLOBAL STATUS`` every
+interval until the duration is up, ``stop`` is set or the user presses Ctrl-C. A lost
+connection (a node restarting) leaves a gap and is retried every interval; what was gathered
+is summarised either way.
+"""
+
+from __future__ import annotations
+
+__all__ = ["DEFAULT_TOP_ROWS", "CollectedEvidence", "WritesetSizes", "collect"]
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal
+
+import numpy as np
+import pymysql  # type: ignore[import-untyped,unused-ignore]
+
+from advisor.collect.binlog import BinlogReader
+from advisor.collect.connection import (
+    LOST_CONNECTION_CODES,
+    ConnectionSettings,
+    connect,
+    explain_error,
+    query,
+)
+from advisor.collect.hotrows import DEFAULT_WINDOW_S, HotRowRate
+from advisor.collect.pstables import TABLE_CHANGES_SQL, table_changes, table_peak_rates
+from advisor.collect.server import ServerInfo, server_info
+from advisor.collect.status import StatusSample, StatusSummary, summarise_status
+from advisor.errors import AdvisorError
+
+HotRowSource = Literal["binlog", "performance_schema", "none"]
+DEFAULT_TOP_ROWS = 10
+_STREAM_START_TIMEOUT_S = 15.0
+_READER_JOIN_TIMEOUT_S = 10.0
+
+Connection = Any  # pymysql.connections.Connection; the driver ships no type hints
+
+
+@dataclass(frozen=True)
+class WritesetSizes:
+    """Size of one write set [bytes], and where the figures come from."""
+
+    p50_bytes: float
+    p99_bytes: float
+    source: str
+
+
+@dataclass(frozen=True)
+class CollectedEvidence:
+    """Everything ``advisor collect`` learnt from one node, ready to write as topology.yaml."""
+
+    target: str
+    started_at: datetime
+    interval_s: float
+    requested_duration_s: float
+    duration_s: float
+    ended_early: bool
+    server: ServerInfo
+    status: StatusSummary
+    writeset: WritesetSizes | None
+    hot_rows: list[HotRowRate]
+    hot_row_source: HotRowSource
+    hot_row_window_s: float
+    hot_row_events: int
+    binlog_transactions: int
+    notes: list[str] = field(default_factory=list)
+    samples: list[StatusSample] = field(default_factory=list, repr=False)
+
+
+def _pairs(connection: Connection, sql: str) -> dict[str, str]:
+    return {str(name): "" if value is None else str(value)
+            for name, value, *_ in query(connection, sql)}
+
+
+def _read(settings: ConnectionSettings, doing: str, action: Callable[[], dict[str, str]]
+          ) -> dict[str, str]:
+    try:
+        return action()
+    except pymysql.err.MySQLError as error:
+        raise explain_error(error, settings, doing) from None
+
+
+def _binlog_position(connection: Connection,
+                     settings: ConnectionSettings) -> tuple[str, int] | None:
+    """The current binlog file and position, or None when binary logging is off."""
+    try:
+        rows = query(connection, "SHOW MASTER STATUS")
+    except pymysql.err.MySQLError as error:
+        raise explain_error(error, settings, "SHOW MASTER STATUS (binlog position)") from None
+    return (str(rows[0][0]), int(rows[0][1])) if rows else None
+
+
+def _start_binlog(settings: ConnectionSettings, position: tuple[str, int],
+                  stop: threading.Event) -> BinlogReader:
+    reader = BinlogReader(settings, position[0], position[1], stop)
+    reader.start()
+    if not reader.ready.wait(_STREAM_START_TIMEOUT_S):
+        stop.set()
+        raise AdvisorError(f"the binary log stream of {settings.describe()} did not start "
+                           f"within {_STREAM_START_TIMEOUT_S:.0f}s")
+    if reader.error is not None:
+        raise reader.error
+    return reader
+
+
+def _choose_source(connection: Connection, settings: ConnectionSettings, info: ServerInfo,
+                   notes: list[str]) -> tuple[HotRowSource, tuple[str, int] | None]:
+    why_not_binlog = None
+    position = None
+    if not info.log_bin:
+        why_not_binlog = "binary logging is off (log_bin=OFF)"
+    elif info.binlog_format != "ROW":
+        why_not_binlog = f"binlog_format is {info.binlog_format}, not ROW"
+    else:
+        position = _binlog_position(connection, settings)
+        if position is None:
+            why_not_binlog = "SHOW MASTER STATUS returned no binlog position"
+    if why_not_binlog is None:
+        if not info.log_slave_updates:
+            notes.append("log_slave_updates is OFF: the binary log holds only the writes made "
+                         "on this node, so hot-row rates count this node's share only")
+        return "binlog", position
+    if info.performance_schema:
+        try:
+            query(connection, TABLE_CHANGES_SQL)
+        except pymysql.err.MySQLError as error:
+            doing = "reading performance_schema.table_io_waits_summary_by_table"
+            raise explain_error(error, settings, doing) from None
+        notes.append(f"hot rows: {why_not_binlog}; fell back to performance_schema table "
+                     "counts, which cannot tell rows apart (a table's rate bounds its hottest row)")
+        return "performance_schema", None
+    notes.append(f"hot rows: {why_not_binlog} and performance_schema is OFF; no hot rows "
+                 "collected (add workload.hot_rows by hand, or enable either)")
+    return "none", None
+
+
+def _writeset_sizes(status: StatusSummary, reader: BinlogReader | None,
+                    info: ServerInfo) -> WritesetSizes | None:
+    """Write-set sizes: binlog transactions scaled to what Galera replicated, else status.
+
+    The binary log gives every transaction's size, so its percentiles see single large
+    transactions that per-interval means would average away; its bytes differ from a write
+    set's (no certification keys, binlog event headers), so they are scaled by the ratio of
+    the mean write set (from the status counters) to the mean binlog transaction.
+    """
+    sizes = np.frombuffer(reader.transaction_bytes, dtype=np.int64) if reader else np.zeros(0)
+    status_mean = (status.writeset_bytes_mean if info.log_slave_updates
+                   else status.local_writeset_bytes_mean)
+    if sizes.size and status_mean:
+        scale = status_mean / float(sizes.mean())
+        p50, p99 = np.percentile(sizes, [50, 99], method="inverted_cdf") * scale
+        return WritesetSizes(float(p50), float(p99),
+                             f"{sizes.size} binlog transactions, scaled by {scale:.2f} to the "
+                             "mean write set of wsrep_replicated_bytes/wsrep_replicated")
+    if status.writeset_bytes_p50 is not None and status.writeset_bytes_p99 is not None:
+        return WritesetSizes(status.writeset_bytes_p50, status.writeset_bytes_p99,
+                             "per-interval (wsrep_replicated_bytes + wsrep_received_bytes) / "
+                             "(wsrep_replicated + wsrep_received)")
+    return None
+
+
+class _Sampler:
+    """Reads status (and table counts) each interval, reconnecting after a lost connection."""
+
+    def __init__(self, settings: ConnectionSettings, connection: Connection,
+                 tables: bool, notes: list[str]) -> None:
+        self.settings = settings
+        self.connection: Connection | None = connection
+        self.tables = tables
+        self.notes = notes
+        self.samples: list[StatusSample] = []
+        self.table_snapshots: list[dict[str, float]] = []
+        self.table_times: list[float] = []
+        self.table_uptimes: list[float] = []
+        self.gaps = 0
+
+    def sample(self, elapsed_s: float) -> None:
+        try:
+            if self.connection is None:
+                self.connection = connect(self.settings)
+            status = _pairs(self.connection, "SHOW GLOBAL STATUS")
+            self.samples.append(StatusSample(elapsed_s, status))
+            if self.tables:
+                tables = table_changes(query(self.connection, TABLE_CHANGES_SQL))
+                self.table_snapshots.append(tables)
+                self.table_times.append(elapsed_s)
+                self.table_uptimes.append(float(status.get("Uptime", "nan") or "nan"))
+        except (pymysql.err.MySQLError, AdvisorError) as error:
+            code = error.args[0] if isinstance(error, pymysql.err.MySQLError) else None
+            if isinstance(error, pymysql.err.MySQLError) and code not in LOST_CONNECTION_CODES:
+                raise explain_error(error, self.settings, "SHOW GLOBAL STATUS") from None
+            self.gaps += 1
+            if self.gaps == 1:
+                self.notes.append(f"lost the connection at {elapsed_s:.0f}s into the run; "
+                                  "retried every interval (intervals across the gap are dropped)")
+            if self.connection is not None:
+                with contextlib.suppress(Exception):
+                    self.connection.close()
+            self.connection = None
+
+    def close(self) -> None:
+        if self.connection is not None:
+            with contextlib.suppress(Exception):
+                self.connection.close()
+
+
+def collect(target: ConnectionSettings, *, interval_s: float = 10, duration_s: float = 600,
+            progress: Callable[[float], None] | None = None,
+            stop: threading.Event | None = None, top_rows: int = DEFAULT_TOP_ROWS,
+            hot_row_window_s: int = DEFAULT_WINDOW_S) -> CollectedEvidence:
+    """Watch the node ``target`` for ``duration_s`` seconds and summarise what it did.
+
+    Parameters
+    ----------
+    target : ConnectionSettings
+        The node to watch; any member of the cluster will do.
+    interval_s : float
+        Time between two ``SHOW GLOBAL STATUS`` samples [s]; peaks are per interval.
+    duration_s : float
+        How long to watch [s].
+    progress : callable, optional
+        Called after each sample with the fraction of the duration done (0 to 1).
+    stop : threading.Event, optional
+        Set it to end early; Ctrl-C (KeyboardInterrupt) ends early too. Either way the
+        evidence gathered so far is returned.
+    top_rows : int
+        How many hot rows to report.
+    hot_row_window_s : int
+        Length of the sliding window over which a row's peak rate is taken [s].
+
+    Raises
+    ------
+    AdvisorError
+        The node is unreachable, refuses the user, lacks a privilege collect needs (named),
+        or is not a Galera member.
+    """
+    if not interval_s > 0 or not duration_s > 0:
+        raise AdvisorError(
+            f"interval and duration must be > 0, got {interval_s:g}s and {duration_s:g}s")
+    stop = stop or threading.Event()
+    reader_stop = threading.Event()
+    notes: list[str] = []
+    where = target.describe()
+    connection = connect(target)
+    reader: BinlogReader | None = None
+    sampler: _Sampler | None = None
+    try:
+        variables = _read(target, "SHOW GLOBAL VARIABLES",
+                          lambda: _pairs(connection, "SHOW GLOBAL VARIABLES"))
+        first_status = _read(target, "SHOW GLOBAL STATUS",
+                             lambda: _pairs(connection, "SHOW GLOBAL STATUS"))
+        info = server_info(variables, first_status, where)
+        source, position = _choose_source(connection, target, info, notes)
+        if position is not None:
+            reader = _start_binlog(target, position, reader_stop)
+        started_at = datetime.now(UTC)
+        start = time.monotonic()
+        sampler = _Sampler(target, connection, source == "performance_schema", notes)
+        ended_early = False
+        tick = 0
+        try:
+            while True:
+                elapsed = time.monotonic() - start
+                sampler.sample(elapsed)
+                if progress is not None:
+                    progress(min(1.0, elapsed / duration_s))
+                if elapsed >= duration_s:
+                    break
+                tick += 1
+                wake = min(tick * interval_s, duration_s)
+                if stop.wait(max(0.0, wake - (time.monotonic() - start))):
+                    ended_early = True
+                    sampler.sample(time.monotonic() - start)
+                    break
+        except KeyboardInterrupt:
+            ended_early = True
+        duration = time.monotonic() - start
+        if progress is not None:
+            progress(min(1.0, duration / duration_s))
+    finally:
+        reader_stop.set()
+        if reader is not None:
+            reader.join(_READER_JOIN_TIMEOUT_S)
+        if sampler is not None:
+            sampler.close()
+        else:
+            connection.close()
+    return _evidence(target, info, sampler, reader, source, notes, started_at=started_at,
+                     interval_s=interval_s, duration_s=duration_s, elapsed_s=duration,
+                     ended_early=ended_early, top_rows=top_rows, window_s=hot_row_window_s)
+
+
+def _evidence(target: ConnectionSettings, info: ServerInfo, sampler: _Sampler,
+              reader: BinlogReader | None, source: HotRowSource, notes: list[str], *,
+              started_at: datetime, interval_s: float, duration_s: float, elapsed_s: float,
+              ended_early: bool, top_rows: int, window_s: int) -> CollectedEvidence:
+    status = summarise_status(sampler.samples)
+    if status.restarts:
+        notes.append(f"the server restarted {status.restarts} time(s) during the run; "
+                     "the intervals across each restart are dropped")
+    hot_rows: list[HotRowRate] = []
+    events = 0
+    if reader is not None:
+        if reader.error is not None:
+            notes.append(f"the binary log stream stopped early: {reader.error}")
+        if reader.interruptions:
+            notes.append(f"the binary log stream broke {len(reader.interruptions)} time(s) and "
+                         f"resumed where it stopped; first: {reader.interruptions[0]}")
+        hot_rows = reader.rows.top(top_rows, window_s)
+        events = reader.rows.events
+        if reader.tables_without_key:
+            names = ", ".join(sorted(reader.tables_without_key)[:5])
+            notes.append(f"rows of tables without a primary key (or not visible to this user) "
+                         f"are not counted per row: {names}")
+    elif source == "performance_schema":
+        hot_rows = table_peak_rates(sampler.table_times, sampler.table_uptimes,
+                                    sampler.table_snapshots, top_rows)
+    if len(sampler.samples) < 2:
+        notes.append("fewer than two status samples: no rates (run longer than one interval)")
+    return CollectedEvidence(
+        target=target.describe(),
+        started_at=started_at,
+        interval_s=interval_s,
+        requested_duration_s=duration_s,
+        duration_s=elapsed_s,
+        ended_early=ended_early,
+        server=info,
+        status=status,
+        writeset=_writeset_sizes(status, reader, info),
+        hot_rows=[row for row in hot_rows if row.updates_per_s > 0],
+        hot_row_source=source,
+        hot_row_window_s=float(window_s if source == "binlog" else interval_s),
+        hot_row_events=events,
+        binlog_transactions=len(reader.transaction_bytes) if reader else 0,
+        notes=notes,
+        samples=sampler.samples,
+    )

@@ -1,0 +1,194 @@
+"""Connecting to one node, read-only, with errors a user can act on.
+
+Every statement goes through :func:`query`, which runs only ``SHOW`` and ``SELECT``: collect
+cannot change the server it watches. The password lives only in :class:`ConnectionSettings`
+(hidden from ``repr``) and in the driver's handshake; no message built here contains it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConnectionSettings",
+    "connect",
+    "explain_error",
+    "query",
+    "read_defaults_file",
+]
+
+import configparser
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pymysql  # type: ignore[import-untyped,unused-ignore]
+import pymysql.cursors  # type: ignore[import-untyped,unused-ignore]
+
+from advisor.errors import AdvisorError, Location
+
+_READ_ONLY = re.compile(r"^\s*(SHOW|SELECT)\b", re.IGNORECASE)
+
+# MySQL/MariaDB client and server error numbers (include/mysqld_error.h, errmsg.h).
+_ER_DBACCESS_DENIED = 1044
+_ER_ACCESS_DENIED = 1045
+_ER_TABLEACCESS_DENIED = 1142
+_ER_SPECIFIC_ACCESS_DENIED = 1227
+_ER_MASTER_FATAL_READING_BINLOG = 1236
+_CR_CONNECTION_ERROR = 2002
+_CR_CONN_HOST_ERROR = 2003
+_CR_UNKNOWN_HOST = 2005
+_CR_SERVER_GONE = 2006
+_CR_SERVER_LOST = 2013
+_CR_SSL_CONNECTION_ERROR = 2026
+LOST_CONNECTION_CODES = frozenset({_CR_SERVER_GONE, _CR_SERVER_LOST, _CR_CONN_HOST_ERROR,
+                                   _CR_CONNECTION_ERROR})
+
+
+@dataclass(frozen=True)
+class ConnectionSettings:
+    """Where and how to connect to one node. ``password`` never appears in ``repr``.
+
+    ``socket`` (a Unix socket path), when set, is used instead of host and port.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 3306
+    user: str | None = None
+    password: str | None = field(default=None, repr=False)
+    socket: str | None = None
+    ssl_ca: Path | None = None
+    ssl_cert: Path | None = None
+    ssl_key: Path | None = None
+    ssl_verify_identity: bool = False
+    connect_timeout_s: float = 10.0
+
+    def describe(self) -> str:
+        """``user@host:port`` (or the socket), for messages; never the password."""
+        where = self.socket if self.socket else f"{self.host}:{self.port}"
+        return f"{self.user}@{where}" if self.user else where
+
+    def pymysql_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for :func:`pymysql.connect`."""
+        kwargs: dict[str, Any] = {
+            "user": self.user or "",
+            "password": self.password or "",
+            "connect_timeout": self.connect_timeout_s,
+            "charset": "utf8mb4",
+            "autocommit": True,
+        }
+        if self.socket:
+            kwargs["unix_socket"] = self.socket
+        else:
+            kwargs["host"] = self.host
+            kwargs["port"] = self.port
+        ssl: dict[str, Any] = {}
+        for key, path in (("ca", self.ssl_ca), ("cert", self.ssl_cert), ("key", self.ssl_key)):
+            if path is not None:
+                ssl[key] = str(path)
+        if ssl:
+            ssl["check_hostname"] = self.ssl_verify_identity
+            kwargs["ssl"] = ssl
+            kwargs["ssl_verify_cert"] = self.ssl_ca is not None
+            kwargs["ssl_verify_identity"] = self.ssl_verify_identity
+        return kwargs
+
+
+def read_defaults_file(path: Path, settings: ConnectionSettings) -> ConnectionSettings:
+    """Fill what ``settings`` leaves unset from the ``[client]`` group of a my.cnf file.
+
+    Values given explicitly (not ``None``, host and port not at their defaults) win over the
+    file, as with the mysql client's ``--defaults-extra-file``.
+    """
+    parser = configparser.ConfigParser(allow_no_value=True, strict=False, interpolation=None,
+                                       comment_prefixes=("#", ";"), inline_comment_prefixes=None)
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise AdvisorError(f"cannot read the defaults file: {error.strerror}",
+                           Location(str(path))) from None
+    try:
+        parser.read_string(text, source=str(path))
+    except configparser.Error as error:
+        first_line = str(error).splitlines()[0]
+        raise AdvisorError(f"not a my.cnf options file: {first_line}",
+                           Location(str(path))) from None
+    if not parser.has_section("client"):
+        raise AdvisorError("no [client] group: expected user=, password= (and host=, port=)",
+                           Location(str(path)))
+    group = {key.replace("_", "-"): _unquote(value) for key, value in parser.items("client")}
+    changes: dict[str, Any] = {}
+    if settings.user is None and group.get("user"):
+        changes["user"] = group["user"]
+    if settings.password is None and group.get("password") is not None:
+        changes["password"] = group["password"]
+    if settings.host == ConnectionSettings.host and group.get("host"):
+        changes["host"] = group["host"]
+    if settings.port == ConnectionSettings.port and group.get("port"):
+        try:
+            changes["port"] = int(group["port"] or "")
+        except ValueError:
+            raise AdvisorError(f"port: expected a number, got {group['port']!r}",
+                               Location(str(path), key="client.port")) from None
+    if settings.socket is None and group.get("socket"):
+        changes["socket"] = group["socket"]
+    for key in ("ssl-ca", "ssl-cert", "ssl-key"):
+        attribute = key.replace("-", "_")
+        if getattr(settings, attribute) is None and group.get(key):
+            changes[attribute] = Path(group[key] or "")
+    return replace(settings, **changes)
+
+
+def _unquote(value: str | None) -> str | None:
+    if value is not None and len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def explain_error(error: pymysql.err.MySQLError, settings: ConnectionSettings,
+                  doing: str) -> AdvisorError:
+    """One line saying what failed while ``doing`` and what to do about it.
+
+    The server's own text names the privilege it wanted (``you need (at least one of) the
+    REPLICATION SLAVE privilege(s)``); it is kept. The password is never part of it.
+    """
+    code = error.args[0] if error.args and isinstance(error.args[0], int) else None
+    server_text = str(error.args[1]) if len(error.args) > 1 else str(error)
+    if settings.password:
+        server_text = server_text.replace(settings.password, "***")
+    where = settings.describe()
+    if code in (_CR_CONN_HOST_ERROR, _CR_CONNECTION_ERROR, _CR_UNKNOWN_HOST):
+        reason = "connection refused" if "refused" in server_text.lower() else server_text
+        return AdvisorError(f"cannot connect to {where}: {reason} "
+                            "(is the server running and reachable there?)")
+    if code == _ER_ACCESS_DENIED:
+        return AdvisorError(f"access denied for {where}: check the user and the password "
+                            "(--password-env VAR or --defaults-file)")
+    if code in (_ER_SPECIFIC_ACCESS_DENIED, _ER_DBACCESS_DENIED, _ER_TABLEACCESS_DENIED):
+        return AdvisorError(f"missing privilege for {doing} on {where}: {server_text} "
+                            f"(GRANT it to {settings.user or 'the user'}, "
+                            "or run as a user that has it)")
+    if code == _CR_SSL_CONNECTION_ERROR or "ssl" in server_text.lower():
+        return AdvisorError(f"TLS connection to {where} failed: {server_text}")
+    if code in (_CR_SERVER_GONE, _CR_SERVER_LOST):
+        return AdvisorError(f"lost the connection to {where} while {doing}: {server_text}")
+    return AdvisorError(f"{doing} on {where} failed: {server_text}")
+
+
+def connect(settings: ConnectionSettings) -> pymysql.connections.Connection:
+    """A connection to the node, or :class:`AdvisorError` saying why there is none."""
+    try:
+        return pymysql.connect(**settings.pymysql_kwargs())
+    except pymysql.err.MySQLError as error:
+        raise explain_error(error, settings, "connecting") from None
+    except (OSError, ValueError) as error:  # e.g. an unreadable --ssl-ca file
+        raise AdvisorError(f"cannot connect to {settings.describe()}: {error}") from None
+
+
+def query(connection: pymysql.connections.Connection,
+          sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Rows of a ``SHOW`` or ``SELECT`` statement; anything else is refused before sending."""
+    if not _READ_ONLY.match(sql):
+        raise ValueError(f"collect runs SHOW and SELECT statements only, not {sql.split()[0]!r}")
+    with connection.cursor(pymysql.cursors.Cursor) as cursor:
+        cursor.execute(sql, args or None)
+        return list(cursor.fetchall())

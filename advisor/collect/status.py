@@ -1,0 +1,308 @@
+"""Rates and distributions from recorded ``SHOW GLOBAL STATUS`` samples (pure arithmetic).
+
+A sample is the status of one node at one moment. Cumulative counters become per-interval
+deltas; an interval in which the server restarted (``Uptime`` went down, or grew much less
+than the wall clock) or in which a counter went down (FLUSH STATUS, a provider reload) is
+dropped for that counter instead of giving a negative or huge rate. Averages are
+time-weighted over the intervals kept; peaks are the largest rate of one interval, so they
+depend on the sampling interval (a 10 s interval smooths a 1 s burst).
+
+Variables: codership-docs ``galera-status-variables.rst`` via ../shared/reference/galera.md
+section 4.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "LatencySummary",
+    "Spread",
+    "StatusSample",
+    "StatusSummary",
+    "counter_deltas",
+    "numeric_series",
+    "parse_repl_latency",
+    "repl_latency_summary_ms",
+    "summarise_status",
+    "weighted_percentile",
+]
+
+import contextlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+FloatArray = NDArray[np.float64]
+
+# Uptime has a 1 s resolution and a sample takes a moment to read: an interval whose Uptime
+# grew this much less than the wall clock saw a restart.
+_UPTIME_SLACK_S = 1.5
+# Intervals shorter than this (two samples in the same instant) carry no rate.
+_MIN_INTERVAL_S = 1e-3
+
+
+@dataclass(frozen=True)
+class StatusSample:
+    """``SHOW GLOBAL STATUS`` of one node, read ``elapsed_s`` seconds after the run began."""
+
+    elapsed_s: float
+    values: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Average and peak of a rate over a run; ``None`` where no interval gave a value."""
+
+    avg: float | None
+    peak: float | None
+
+
+@dataclass(frozen=True)
+class LatencySummary:
+    """``wsrep_evs_repl_latency`` over a run [ms], and the latency samples behind it."""
+
+    min_ms: float
+    avg_ms: float
+    max_ms: float
+    samples: int
+
+
+@dataclass(frozen=True)
+class StatusSummary:
+    """What the status samples of one node say about the cluster's workload."""
+
+    samples: int
+    intervals_used: int
+    intervals_dropped: int
+    restarts: int
+    observed_s: float
+    commits_per_s: Spread
+    local_commits_per_s: Spread
+    replicated_bytes_per_s: Spread
+    received_bytes_per_s: Spread
+    cluster_bytes_per_s: Spread
+    writeset_bytes_p50: float | None
+    writeset_bytes_p99: float | None
+    writeset_bytes_mean: float | None
+    local_writeset_bytes_mean: float | None
+    flow_control_paused: Spread
+    cert_failures_per_s: Spread
+    bf_aborts_per_s: Spread
+    repl_latency: LatencySummary | None
+    cluster_size_min: int | None
+    cluster_size_max: int | None
+    segment: int | None
+
+
+def numeric_series(samples: Sequence[StatusSample], name: str) -> FloatArray:
+    """The value of status variable ``name`` in every sample; NaN where absent or not a number."""
+    out = np.full(len(samples), np.nan)
+    for index, sample in enumerate(samples):
+        with contextlib.suppress(KeyError, ValueError):
+            out[index] = float(sample.values[name])
+    return out
+
+
+def _restarted(elapsed_s: FloatArray, uptime_s: FloatArray) -> NDArray[np.bool_]:
+    """Per interval: did the server restart in it? (Uptime unknown counts as no.)"""
+    d_uptime = np.diff(uptime_s)
+    d_wall = np.diff(elapsed_s)
+    with np.errstate(invalid="ignore"):
+        return np.asarray((d_uptime < 0) | (d_uptime < d_wall - _UPTIME_SLACK_S), dtype=bool)
+
+
+def counter_deltas(elapsed_s: ArrayLike, counter: ArrayLike, uptime_s: ArrayLike) -> FloatArray:
+    """Increase of a cumulative counter in each interval between consecutive samples.
+
+    Parameters
+    ----------
+    elapsed_s : array of float, shape (n,)
+        When each sample was read [s], increasing.
+    counter : array of float, shape (n,) or (n, k)
+        The counter's value in each sample [its unit]; NaN where it was missing. With two
+        dimensions, each column is one counter (e.g. one table's row changes).
+    uptime_s : array of float, shape (n,)
+        ``Uptime`` in each sample [s]; NaN where unknown.
+
+    Returns
+    -------
+    array of float, shape (n - 1,) or (n - 1, k)
+        The increase in each interval [counter unit]; NaN where the interval cannot be used:
+        the counter went down or is missing, the server restarted, or the interval is empty.
+
+    >>> counter_deltas([0, 10, 20, 30], [100, 150, 20, 70], [500, 510, 4, 14]).tolist()
+    [50.0, nan, 50.0]
+    """
+    t = np.asarray(elapsed_s, dtype=float)
+    c = np.asarray(counter, dtype=float)
+    u = np.asarray(uptime_s, dtype=float)
+    delta = np.diff(c, axis=0)
+    interval_bad = _restarted(t, u) | (np.diff(t) < _MIN_INTERVAL_S)
+    if delta.ndim == 2:
+        interval_bad = interval_bad[:, np.newaxis]
+    with np.errstate(invalid="ignore"):
+        bad = (delta < 0) | interval_bad
+    return np.where(bad | np.isnan(delta), np.nan, delta)
+
+
+def _spread(deltas: FloatArray, dt_s: FloatArray) -> Spread:
+    """Time-weighted average and peak rate of per-interval deltas over durations ``dt_s``."""
+    valid = ~np.isnan(deltas)
+    if not valid.any():
+        return Spread(None, None)
+    avg = float(deltas[valid].sum() / dt_s[valid].sum())
+    peak = float((deltas[valid] / dt_s[valid]).max())
+    return Spread(avg, max(avg, peak))
+
+
+def weighted_percentile(values: ArrayLike, weights: ArrayLike, q: float) -> float:
+    """The ``q``-th percentile of ``values`` where each value counts ``weights`` times.
+
+    The smallest value whose cumulative weight reaches ``q`` % of the total (the inverted
+    CDF), so a percentile is always one of the values.
+
+    >>> weighted_percentile([100, 1000], [99, 1], 50), weighted_percentile([100, 1000], [98, 2], 99)
+    (100.0, 1000.0)
+    """
+    v = np.asarray(values, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    order = np.argsort(v, kind="stable")
+    cumulative = np.cumsum(w[order])
+    index = np.searchsorted(cumulative, q / 100.0 * cumulative[-1], side="left")
+    return float(v[order][min(int(index), v.size - 1)])
+
+
+def parse_repl_latency(texts: Sequence[str | None]) -> FloatArray:
+    """``wsrep_evs_repl_latency`` strings ``min/avg/max/stddev/samples`` [s] as rows.
+
+    Returns an array of shape (n, 5); a row of NaN where the text is missing or malformed.
+
+    >>> parse_repl_latency(["0.001/0.002/0.004/0.001/12", None])[:, 4].tolist()
+    [12.0, nan]
+    """
+    out = np.full((len(texts), 5), np.nan)
+    for index, text in enumerate(texts):
+        parts = (text or "").split("/")
+        if len(parts) == 5:
+            with contextlib.suppress(ValueError):
+                out[index] = [float(part) for part in parts]
+    return out
+
+
+def repl_latency_summary_ms(rows: ArrayLike) -> LatencySummary | None:
+    """Combine ``wsrep_evs_repl_latency`` readings into min/avg/max over the run [ms].
+
+    Galera accumulates these figures over one ``evs.stats_report_period`` (PT1M) and then
+    starts again from zero, so consecutive readings of one period repeat and grow. A period
+    ends where the sample count drops, the minimum rises or the maximum falls; the last
+    reading of each period stands for it. Over the periods: the least minimum, the greatest
+    maximum, and the average weighted by each period's sample count. Latency inside a
+    period's unread tail (after the last reading before the reset) is not seen.
+
+    Parameters
+    ----------
+    rows : array of float, shape (n, 5)
+        Readings from :func:`parse_repl_latency` [s, except the count].
+    """
+    r = np.asarray(rows, dtype=float)
+    r = r[~np.isnan(r).any(axis=1)]
+    if r.shape[0] == 0:
+        return None
+    lo, _mean, hi, count = r[:, 0], r[:, 1], r[:, 2], r[:, 4]
+    new_period_next = (count[1:] < count[:-1]) | (lo[1:] > lo[:-1]) | (hi[1:] < hi[:-1])
+    last_of_period = np.flatnonzero(np.append(new_period_next, True))
+    periods = r[last_of_period]
+    periods = periods[periods[:, 4] > 0]
+    if periods.shape[0] == 0:
+        return None
+    samples = periods[:, 4]
+    return LatencySummary(
+        min_ms=float(periods[:, 0].min() * 1e3),
+        avg_ms=float((periods[:, 1] * samples).sum() / samples.sum() * 1e3),
+        max_ms=float(periods[:, 2].max() * 1e3),
+        samples=int(samples.sum()),
+    )
+
+
+def _last_int(series: FloatArray) -> int | None:
+    known = series[~np.isnan(series)]
+    return int(known[-1]) if known.size else None
+
+
+def summarise_status(samples: Sequence[StatusSample]) -> StatusSummary:
+    """Everything :class:`StatusSummary` holds, from the samples of one node.
+
+    Commit rate: ``wsrep_replicated + wsrep_received``. Every write transaction committed
+    anywhere in the cluster is one write set, replicated by the node where it ran and
+    received by every other member, so on any one node that sum counts the whole cluster's
+    write transactions, which is what ``workload.commits_per_s`` means. ``Com_commit`` is not
+    used: it counts COMMIT statements (read-only ones included, autocommit writes missed) and
+    only on this node; ``wsrep_local_commits`` gives this node's share. DDL run in total order
+    isolation counts as one write set too.
+
+    Write-set size: per interval, bytes over write sets (replicated plus received), each
+    interval's mean weighted by its number of write sets, so the percentiles are of write
+    sets, within the limit that one interval contributes its mean only.
+    """
+    t = np.array([s.elapsed_s for s in samples], dtype=float)
+    uptime = numeric_series(samples, "Uptime")
+
+    def deltas(name: str) -> FloatArray:
+        if len(samples) < 2:
+            return np.zeros(0)
+        return counter_deltas(t, numeric_series(samples, name), uptime)
+
+    dt = np.diff(t) if len(samples) >= 2 else np.zeros(0)
+    replicated, received = deltas("wsrep_replicated"), deltas("wsrep_received")
+    replicated_b, received_b = deltas("wsrep_replicated_bytes"), deltas("wsrep_received_bytes")
+    writesets = replicated + received
+    cluster_bytes = replicated_b + received_b
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_writeset = cluster_bytes / writesets
+    sized = ~np.isnan(per_writeset) & (writesets > 0)
+    paused = deltas("wsrep_flow_control_paused_ns") / 1e9
+    size = numeric_series(samples, "wsrep_cluster_size")
+    texts = [s.values.get("wsrep_evs_repl_latency") for s in samples]
+    restarts = int(_restarted(t, uptime).sum()) if len(samples) >= 2 else 0
+
+    def mean_size(nbytes: FloatArray, count: FloatArray) -> float | None:
+        keep = ~np.isnan(nbytes) & ~np.isnan(count)
+        total = float(count[keep].sum())
+        return float(nbytes[keep].sum()) / total if total > 0 else None
+
+    return StatusSummary(
+        samples=len(samples),
+        intervals_used=int((~np.isnan(writesets)).sum()),
+        intervals_dropped=int(np.isnan(writesets).sum()),
+        restarts=restarts,
+        observed_s=float(dt[~np.isnan(writesets)].sum()),
+        commits_per_s=_spread(writesets, dt),
+        local_commits_per_s=_spread(deltas("wsrep_local_commits"), dt),
+        replicated_bytes_per_s=_spread(replicated_b, dt),
+        received_bytes_per_s=_spread(received_b, dt),
+        cluster_bytes_per_s=_spread(cluster_bytes, dt),
+        writeset_bytes_p50=(
+            weighted_percentile(per_writeset[sized], writesets[sized], 50) if sized.any() else None
+        ),
+        writeset_bytes_p99=(
+            weighted_percentile(per_writeset[sized], writesets[sized], 99) if sized.any() else None
+        ),
+        writeset_bytes_mean=mean_size(cluster_bytes, writesets),
+        local_writeset_bytes_mean=mean_size(replicated_b, replicated),
+        flow_control_paused=_clip_fraction(_spread(paused, dt)),
+        cert_failures_per_s=_spread(deltas("wsrep_local_cert_failures"), dt),
+        bf_aborts_per_s=_spread(deltas("wsrep_local_bf_aborts"), dt),
+        repl_latency=repl_latency_summary_ms(parse_repl_latency(texts)),
+        cluster_size_min=int(np.nanmin(size)) if (~np.isnan(size)).any() else None,
+        cluster_size_max=int(np.nanmax(size)) if (~np.isnan(size)).any() else None,
+        segment=_last_int(numeric_series(samples, "wsrep_gmcast_segment")),
+    )
+
+
+def _clip_fraction(spread: Spread) -> Spread:
+    """Paused time per wall time is a fraction; sampling jitter can push it past 1."""
+    def clip(value: float | None) -> float | None:
+        return None if value is None else min(1.0, max(0.0, value))
+
+    return Spread(clip(spread.avg), clip(spread.peak))

@@ -1,0 +1,350 @@
+"""The ``workload`` and ``galera`` sections of topology.yaml, written from collected evidence.
+
+Every number carries a comment naming where it came from. :func:`merge_into` updates those
+two sections of a user's file and leaves every other byte of it as it was: each section is
+cut out by its line range, merged key by key (keys collect does not measure, such as
+``workload.clients`` or a hot row's ``writer_sites``, are kept with their comments),
+re-rendered, and spliced back; the file is replaced atomically.
+"""
+
+from __future__ import annotations
+
+__all__ = ["evidence_to_yaml", "merge_into", "render_sections", "write_text_atomic"]
+
+import contextlib
+import io
+import os
+import tempfile
+import textwrap
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+from advisor.collect.hotrows import round_rate
+from advisor.collect.status import Spread
+from advisor.errors import AdvisorError, Location
+
+if TYPE_CHECKING:
+    from advisor.collect.api import CollectedEvidence
+
+_SECTIONS = ("workload", "galera")
+_COMMENT_WIDTH = 96
+
+
+def _rate(value: float) -> float | int:
+    rounded = round_rate(value)
+    return int(rounded) if rounded == int(rounded) and abs(rounded) >= 100 else rounded
+
+
+def _flow(**items: Any) -> CommentedMap:
+    mapping = CommentedMap(items)
+    mapping.fa.set_flow_style()
+    return mapping
+
+
+def _spread_map(spread: Spread, *, avg: bool = True) -> CommentedMap | None:
+    if spread.peak is None or spread.avg is None:
+        return None
+    peak = _rate(spread.peak)
+    if not avg:
+        return _flow(peak=peak)
+    mean = _rate(spread.avg)
+    return _flow(avg=mean, peak=max(peak, mean))
+
+
+def _percent(fraction: float | None) -> str:
+    return "n/a" if fraction is None else f"{fraction * 100:.1f}%"
+
+
+def _per_s(spread: Spread) -> str:
+    if spread.avg is None or spread.peak is None:
+        return "n/a"
+    return f"{round_rate(spread.avg):g}/s (peak {round_rate(spread.peak):g}/s)"
+
+
+def _provenance(evidence: CollectedEvidence) -> list[str]:
+    """The comment block at the top of ``workload``: where, when, how, and the context."""
+    s = evidence.status
+    how = (f"From advisor collect on {evidence.target} at "
+           f"{evidence.started_at.strftime('%Y-%m-%dT%H:%M:%SZ')}: {s.samples} status samples "
+           f"every {evidence.interval_s:g}s over {evidence.duration_s:.0f}s"
+           + (" (ended early)." if evidence.ended_early else "."))
+    context = ["Seen from this node, for the whole cluster:"]
+    if s.repl_latency is not None:
+        r = s.repl_latency
+        context.append(f"replication latency (wsrep_evs_repl_latency) min {r.min_ms:.3g} ms, "
+                       f"avg {r.avg_ms:.3g} ms, max {r.max_ms:.3g} ms over {r.samples} messages;")
+    context.append(f"flow control paused {_percent(s.flow_control_paused.avg)} of the time, "
+                   f"{_percent(s.flow_control_paused.peak)} in the worst interval "
+                   "(wsrep_flow_control_paused_ns);")
+    context.append(f"certification failures {_per_s(s.cert_failures_per_s)}, brute-force aborts "
+                   f"{_per_s(s.bf_aborts_per_s)} on this node;")
+    if s.cluster_size_min is not None:
+        size = (str(s.cluster_size_min) if s.cluster_size_min == s.cluster_size_max
+                else f"{s.cluster_size_min} to {s.cluster_size_max}")
+        context.append(f"cluster size {size}; this node is in segment {s.segment}.")
+    blocks = [how, " ".join(context)]
+    if s.local_commits_per_s.avg is not None:
+        blocks.append(f"This node's own share: {_per_s(s.local_commits_per_s)} commits "
+                      "(wsrep_local_commits), sending "
+                      f"{_bytes_rate(s.replicated_bytes_per_s)} and receiving "
+                      f"{_bytes_rate(s.received_bytes_per_s)} of write sets.")
+    blocks += [f"Note: {note}" for note in evidence.notes]
+    lines: list[str] = []
+    for block in blocks:
+        lines += textwrap.wrap(block, _COMMENT_WIDTH, subsequent_indent="  ")
+    return lines
+
+
+def _bytes_rate(spread: Spread) -> str:
+    return "n/a" if spread.peak is None else f"peak {_rate(spread.peak):g} bytes/s"
+
+
+def _hot_rows_comment(evidence: CollectedEvidence) -> str:
+    if evidence.hot_row_source == "binlog":
+        return (f"binary log: row events per primary key, peak over "
+                f"{evidence.hot_row_window_s:g}s sliding windows "
+                f"({evidence.hot_row_events} row changes seen)")
+    return (f"performance_schema table counts (binary log off): peak per "
+            f"{evidence.hot_row_window_s:g}s interval; a table's rate bounds its hottest row")
+
+
+def _workload(evidence: CollectedEvidence) -> CommentedMap:
+    s = evidence.status
+    section = CommentedMap()
+    interval = f"{evidence.interval_s:g}s"
+    commits = _spread_map(s.commits_per_s)
+    if commits is not None:
+        section["commits_per_s"] = commits
+        section.yaml_add_eol_comment(
+            f"(wsrep_replicated + wsrep_received) per {interval} interval: write transactions "
+            "of the whole cluster", "commits_per_s")
+    if evidence.writeset is not None:
+        w = evidence.writeset
+        p50 = round(w.p50_bytes)
+        section["writeset_bytes"] = _flow(p50=p50, p99=max(p50, round(w.p99_bytes)))
+        section.yaml_add_eol_comment(w.source, "writeset_bytes")
+    volume = _spread_map(s.cluster_bytes_per_s, avg=False)
+    if volume is not None:
+        section["replicated_bytes_per_s"] = volume
+        section.yaml_add_eol_comment(
+            f"peak {interval} rate of wsrep_replicated_bytes + wsrep_received_bytes: write sets "
+            "of the whole cluster (avg "
+            f"{_rate(s.cluster_bytes_per_s.avg or 0.0):g})", "replicated_bytes_per_s")
+    if evidence.hot_rows:
+        rows = CommentedSeq()
+        for row in evidence.hot_rows:
+            entry = CommentedMap()
+            entry["name"] = DoubleQuotedScalarString(row.name)
+            entry["updates_per_s"] = _rate(row.updates_per_s)
+            entry.yaml_add_eol_comment(f"{row.total} changes in the run", "updates_per_s")
+            rows.append(entry)
+        section["hot_rows"] = rows
+        section.yaml_add_eol_comment(_hot_rows_comment(evidence), "hot_rows")
+    return section
+
+
+def _galera(evidence: CollectedEvidence) -> CommentedMap:
+    server = evidence.server
+    section = CommentedMap()
+    section["flavor"] = server.flavor
+    section.yaml_add_eol_comment(
+        f"version {server.version!r}, version_comment {server.version_comment!r}", "flavor")
+    if server.galera_version is not None:
+        section["version"] = DoubleQuotedScalarString(server.galera_version)
+        section.yaml_add_eol_comment(
+            f"wsrep_provider_version {server.galera_version_reported!r}", "version")
+    if server.provider_options:
+        section["provider_options"] = CommentedMap(server.provider_options)
+        section.yaml_add_eol_comment(
+            "from wsrep_provider_options on this node (the keys advisor reads)", "provider_options")
+    return section
+
+
+def _yaml(indent: tuple[int, int, int] = (2, 4, 2)) -> YAML:
+    yaml = YAML()
+    yaml.indent(mapping=indent[0], sequence=indent[1], offset=indent[2])
+    yaml.width = 4096  # never fold a long hot-row name
+    yaml.preserve_quotes = True
+    return yaml
+
+
+def _set_eol(mapping: CommentedMap, key: str, source: CommentedMap) -> None:
+    """Give ``mapping[key]`` the end-of-line comment of ``source[key]``, keeping comment
+    lines that followed the old one (they belong to the lines below)."""
+    new = source.ca.items.get(key)
+    old = mapping.ca.items.get(key)
+    following = ""
+    if old is not None and old[2] is not None and "\n" in old[2].value:
+        following = old[2].value.split("\n", 1)[1]
+    if new is None or new[2] is None:
+        return
+    text = new[2].value.strip().lstrip("#").strip()
+    mapping.ca.items.pop(key, None)
+    mapping.yaml_add_eol_comment(text, key)
+    if following:
+        token = mapping.ca.items[key][2]
+        token.value = token.value.rstrip("\n") + "\n" + following
+
+
+def _merge_workload(old: CommentedMap, new: CommentedMap) -> CommentedMap:
+    writer_sites = {}
+    for row in old.get("hot_rows") or []:
+        if isinstance(row, dict) and "writer_sites" in row:
+            writer_sites[str(row.get("name"))] = row["writer_sites"]
+    for row in new.get("hot_rows") or []:
+        if str(row["name"]) in writer_sites:
+            row["writer_sites"] = writer_sites[str(row["name"])]
+    for key in new:
+        old[key] = new[key]
+        _set_eol(old, key, new)
+    return old
+
+
+def _merge_galera(old: CommentedMap, new: CommentedMap) -> CommentedMap:
+    for key in new:
+        if key == "provider_options" and isinstance(old.get(key), dict):
+            for option, value in new[key].items():
+                old[key][option] = value
+        else:
+            old[key] = new[key]
+        _set_eol(old, key, new)
+    return old
+
+
+def _with_provenance(section: CommentedMap, lines: list[str], indent: int) -> CommentedMap:
+    if lines:
+        section.ca.comment = None
+        section.yaml_set_start_comment("\n".join(lines), indent=indent)
+    return section
+
+
+def render_sections(evidence: CollectedEvidence,
+                    existing: dict[str, CommentedMap | None] | None = None,
+                    indent: tuple[int, int, int] = (2, 4, 2)) -> dict[str, str]:
+    """YAML text of each section (``workload``, ``galera``), merged into ``existing``."""
+    existing = existing or {}
+    new_workload = _workload(evidence)
+    new_galera = _galera(evidence)
+    old_workload, old_galera = existing.get("workload"), existing.get("galera")
+    workload = (_merge_workload(old_workload, new_workload)
+                if isinstance(old_workload, CommentedMap) else new_workload)
+    galera = (_merge_galera(old_galera, new_galera)
+              if isinstance(old_galera, CommentedMap) else new_galera)
+    _with_provenance(workload, _provenance(evidence), indent[0])
+    _with_provenance(galera, [f"From advisor collect on {evidence.target}: what runs there."],
+                     indent[0])
+    out = {}
+    for name, section in (("workload", workload), ("galera", galera)):
+        buffer = io.StringIO()
+        _yaml(indent).dump({name: section}, buffer)
+        out[name] = buffer.getvalue()
+    return out
+
+
+def evidence_to_yaml(evidence: CollectedEvidence) -> str:
+    """The ``workload`` and ``galera`` sections as topology.yaml text, with their sources."""
+    sections = render_sections(evidence)
+    header = ("# The workload and galera sections of topology.yaml, measured by advisor collect.\n"
+              "# Add sites (and links) to make a complete file, or use --into topology.yaml.\n")
+    return header + sections["workload"] + "\n" + sections["galera"]
+
+
+def _section_spans(text: str, path: Path) -> tuple[dict[str, tuple[int, int]], dict[str, Any]]:
+    """Line ranges [start, end) of the top-level ``workload`` and ``galera`` sections.
+
+    A section ends where the next top-level key starts, less the blank lines and column-0
+    comments just before that key (they introduce the next section, so they stay).
+    """
+    try:
+        document = YAML().load(text)
+    except YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = Location(str(path), mark.line + 1, mark.column + 1) if mark else Location(str(path))
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise AdvisorError(f"not valid YAML: {problem}", where) from None
+    if not isinstance(document, CommentedMap):
+        raise AdvisorError("expected a mapping at the top of the file (name:, sites:, ...)",
+                           Location(str(path), 1, 1))
+    keys = list(document)
+    lines = text.splitlines(keepends=True)
+    spans = {}
+    for name in _SECTIONS:
+        if name not in document:
+            continue
+        start = document.lc.key(name)[0]
+        position = keys.index(name)
+        end = (document.lc.key(keys[position + 1])[0] if position + 1 < len(keys)
+               else len(lines))
+        while end > start + 1 and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
+            end -= 1
+        spans[name] = (start, end)
+    return spans, document
+
+
+def _guess_indent(text: str) -> tuple[int, int, int]:
+    """(mapping, sequence, offset) indentation of the user's file, for a faithful re-render."""
+    from ruamel.yaml.util import load_yaml_guess_indent
+
+    try:
+        _, indent, offset = load_yaml_guess_indent(text)
+    except Exception:  # a guess only; fall back to the common style
+        return (2, 4, 2)
+    mapping = indent if isinstance(indent, int) and indent > 0 else 2
+    seq_offset = offset if isinstance(offset, int) and offset >= 0 else 2
+    return (mapping, max(mapping, seq_offset + 2), seq_offset)
+
+
+def merge_into(path: Path, evidence: CollectedEvidence) -> None:
+    """Update only ``workload`` and ``galera`` in the user's topology.yaml, atomically.
+
+    Everything outside those two sections is kept byte for byte, comments included; inside
+    them, the keys collect measures are replaced and the others kept.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise AdvisorError("no such file to update (use -o to write a new one)",
+                           Location(str(path))) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise AdvisorError(f"cannot read: {error}", Location(str(path))) from None
+    spans, _document = _section_spans(text, path)
+    lines = text.splitlines(keepends=True)
+    existing: dict[str, CommentedMap | None] = {}
+    for name, (start, end) in spans.items():
+        chunk = YAML().load("".join(lines[start:end]))
+        existing[name] = chunk.get(name) if isinstance(chunk, CommentedMap) else None
+    rendered = render_sections(evidence, existing, _guess_indent(text))
+    # Splice from the bottom up so earlier line numbers stay valid.
+    for name, (start, end) in sorted(spans.items(), key=lambda item: -item[1][0]):
+        lines[start:end] = [rendered[name]]
+    missing = [name for name in _SECTIONS if name not in spans]
+    if missing:
+        if lines and not lines[-1].endswith("\n"):
+            lines[-1] += "\n"
+        for name in missing:
+            lines.append("\n" + rendered[name])
+    write_text_atomic(path, "".join(lines))
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write to a temporary file beside ``path`` and rename it over ``path``."""
+    directory = path.resolve().parent
+    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise AdvisorError(f"cannot write: {error.strerror}", Location(str(path))) from None

@@ -1,0 +1,149 @@
+"""Choose the parser for a format, and read measurement files safely.
+
+A measurement file is untrusted input: it may be a directory, a device, a FIFO (which would
+block a read forever), huge, binary or UTF-16 (PowerShell's ``>`` redirect). Each case is an
+:class:`AdvisorError` naming the file, never a traceback or a hang.
+"""
+
+from __future__ import annotations
+
+__all__ = ["FORMATS", "MAX_FILE_BYTES", "parse_file", "parse_measurement"]
+
+import codecs
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+from advisor.errors import AdvisorError, Location
+from advisor.measurements.netperf import parse_netperf
+from advisor.measurements.ping import parse_ping, parse_ping_bytes
+from advisor.measurements.result import ParsedMeasurement
+from advisor.measurements.samples import parse_samples
+from advisor.measurements.sockperf import parse_sockperf
+
+# Each format's parser: text -> ParsedMeasurement (netperf also takes burst=).
+FORMATS: dict[str, Callable[..., ParsedMeasurement]] = {
+    "ping": parse_ping,
+    "netperf": parse_netperf,
+    "sockperf": parse_sockperf,
+    "samples": parse_samples,
+}
+# Largest file read [bytes]: a million ping replies with -D timestamps are ~100 MB.
+MAX_FILE_BYTES = 200 * 2**20
+
+
+def parse_measurement(
+    text: str, fmt: str, *, source: str = "<text>", burst: int | None = None
+) -> ParsedMeasurement:
+    """Parse a tool's output given as text.
+
+    Parameters
+    ----------
+    text
+        The output; CRLF line ends are accepted.
+    fmt
+        ``"ping"``, ``"netperf"``, ``"sockperf"`` or ``"samples"``.
+    source
+        Name used in error messages.
+    burst
+        netperf only: the ``-b`` burst, for outputs that do not state it.
+
+    Raises
+    ------
+    AdvisorError
+        Unknown format, or output the parser cannot use.
+    """
+    parser = _parser(fmt, source, burst)
+    text = text.replace("\r\n", "\n") if "\r" in text else text
+    options = {} if burst is None else {"burst": burst}
+    return parser(text, source=source, **options)
+
+
+def parse_file(
+    path: Path, fmt: str, *, max_bytes: int = MAX_FILE_BYTES, burst: int | None = None
+) -> ParsedMeasurement:
+    """Read and parse a measurement file; errors name the file (and line).
+
+    Parameters
+    ----------
+    path
+        A regular file of UTF-8 (or ASCII) text, at most ``max_bytes`` [bytes].
+    fmt
+        ``"ping"``, ``"netperf"``, ``"sockperf"`` or ``"samples"``.
+    max_bytes
+        Largest file accepted [bytes].
+    burst
+        netperf only: the ``-b`` burst, for outputs that do not state it.
+    """
+    source = str(path)
+    _parser(fmt, source, burst)
+    data = _read_bytes(Path(path), max_bytes, source)
+    _check_encoding(data, source)
+    data = data.removeprefix(codecs.BOM_UTF8)
+    if fmt == "ping":  # the hot path: parse the bytes as they are, no decode and re-encode
+        return parse_ping_bytes(data, source=source)
+    return parse_measurement(data.decode("utf-8"), fmt, source=source, burst=burst)
+
+
+def _parser(fmt: str, source: str, burst: int | None) -> Callable[..., ParsedMeasurement]:
+    if fmt not in FORMATS:
+        raise AdvisorError(
+            f"unknown measurement format {fmt!r}; expected one of {', '.join(sorted(FORMATS))}",
+            Location(source),
+        )
+    if burst is not None and fmt != "netperf":
+        raise AdvisorError(
+            f"burst applies to the netperf format only, not {fmt!r}", Location(source)
+        )
+    return FORMATS[fmt]
+
+
+def _read_bytes(path: Path, max_bytes: int, source: str) -> bytes:
+    """The file's bytes, after refusing what is not a small enough regular file."""
+    try:
+        info = os.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            raise AdvisorError("is a directory; expected a measurement file", Location(source))
+        if not stat.S_ISREG(info.st_mode):
+            raise AdvisorError(
+                "is not a regular file (a device, FIFO or socket); expected a measurement file",
+                Location(source),
+            )
+        if info.st_size > max_bytes:
+            raise AdvisorError(
+                f"is {info.st_size} bytes, more than the limit of {max_bytes} bytes",
+                Location(source),
+            )
+        with open(path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise AdvisorError("measurement file not found", Location(source)) from None
+    except OSError as error:
+        raise AdvisorError(f"cannot read the file: {error.strerror}", Location(source)) from None
+    if len(data) > max_bytes:  # grew while we read it
+        raise AdvisorError(f"is more than the limit of {max_bytes} bytes", Location(source))
+    return data
+
+
+def _check_encoding(data: bytes, source: str) -> None:
+    """Refuse what is not UTF-8 text: UTF-16, NUL bytes (binary), undecodable bytes."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise AdvisorError(
+            "is UTF-16 text (a PowerShell '>' redirect?); save it as UTF-8", Location(source)
+        )
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise AdvisorError(
+            f"is binary (NUL byte at offset {nul}); expected a text file", Location(source)
+        )
+    if data.isascii():  # fast, and ASCII is UTF-8
+        return
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise AdvisorError(
+            f"is not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start}); "
+            "expected a text file",
+            Location(source),
+        ) from None
