@@ -26,6 +26,7 @@ import pymysql  # type: ignore[import-untyped,unused-ignore]
 from advisor.collect.binlog import BinlogReader
 from advisor.collect.connection import (
     LOST_CONNECTION_CODES,
+    Connection,
     ConnectionSettings,
     connect,
     explain_error,
@@ -42,7 +43,6 @@ DEFAULT_TOP_ROWS = 10
 _STREAM_START_TIMEOUT_S = 15.0
 _READER_JOIN_TIMEOUT_S = 10.0
 
-Connection = Any  # pymysql.connections.Connection; the driver ships no type hints
 
 
 @dataclass(frozen=True)

@@ -33,10 +33,15 @@ from pymysqlreplication.event import (  # type: ignore[import-untyped,unused-ign
     RotateEvent,
     XidEvent,
 )
-from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
+from pymysqlreplication.row_event import (  # type: ignore[import-untyped,unused-ignore]
+    DeleteRowsEvent,
+    UpdateRowsEvent,
+    WriteRowsEvent,
+)
 
 from advisor.collect.connection import (
     LOST_CONNECTION_CODES,
+    Connection,
     ConnectionSettings,
     connect,
     explain_error,
@@ -53,7 +58,7 @@ _RECONNECT_PAUSE_S = 2.0
 _SERVER_ID_RANGE = (2**31, 2**32 - 1)
 
 
-def primary_key_columns(connection: pymysql.connections.Connection,
+def primary_key_columns(connection: Connection,
                         schema: str, table: str) -> list[tuple[str, int]]:
     """``(column, 0-based position)`` of the table's primary key, in key order; [] if none.
 
@@ -94,7 +99,7 @@ class BinlogReader(threading.Thread):
         self.transaction_bytes = array("q")
         self.interruptions: list[str] = []
         self._keys: dict[tuple[str, str], list[tuple[str, int]]] = {}
-        self._lookup: pymysql.connections.Connection | None = None
+        self._lookup: Connection | None = None
         self._last_end = 0
         self._transaction_start: int | None = None
 

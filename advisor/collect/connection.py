@@ -8,6 +8,7 @@ cannot change the server it watches. The password lives only in :class:`Connecti
 from __future__ import annotations
 
 __all__ = [
+    "Connection",
     "ConnectionSettings",
     "connect",
     "explain_error",
@@ -19,12 +20,14 @@ import configparser
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import pymysql  # type: ignore[import-untyped,unused-ignore]
 import pymysql.cursors  # type: ignore[import-untyped,unused-ignore]
 
 from advisor.errors import AdvisorError, Location
+
+Connection: TypeAlias = "pymysql.connections.Connection[Any]"
 
 _READ_ONLY = re.compile(r"^\s*(SHOW|SELECT)\b", re.IGNORECASE)
 
@@ -174,7 +177,7 @@ def explain_error(error: pymysql.err.MySQLError, settings: ConnectionSettings,
     return AdvisorError(f"{doing} on {where} failed: {server_text}")
 
 
-def connect(settings: ConnectionSettings) -> pymysql.connections.Connection:
+def connect(settings: ConnectionSettings) -> Connection:
     """A connection to the node, or :class:`AdvisorError` saying why there is none."""
     try:
         return pymysql.connect(**settings.pymysql_kwargs())
@@ -184,7 +187,7 @@ def connect(settings: ConnectionSettings) -> pymysql.connections.Connection:
         raise AdvisorError(f"cannot connect to {settings.describe()}: {error}") from None
 
 
-def query(connection: pymysql.connections.Connection,
+def query(connection: Connection,
           sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """Rows of a ``SHOW`` or ``SELECT`` statement; anything else is refused before sending."""
     if not _READ_ONLY.match(sql):

@@ -47,10 +47,11 @@ class HotRowRate:
 
 def _value_text(value: object) -> str:
     if isinstance(value, bytes):
+        raw = value
         try:
-            value = value.decode("utf-8")
+            value = raw.decode("utf-8")
         except UnicodeDecodeError:
-            return "0x" + value.hex()
+            return "0x" + raw.hex()
     text = str(value)
     plain = text.replace("_", "").replace("-", "").isalnum()
     if isinstance(value, str) and not plain:

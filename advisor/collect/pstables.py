@@ -28,7 +28,7 @@ TABLE_CHANGES_SQL = (
 
 def table_changes(rows: Sequence[tuple[object, ...]]) -> dict[str, float]:
     """``schema.table`` -> rows changed so far, from the rows of :data:`TABLE_CHANGES_SQL`."""
-    return {f"{schema}.{table}": float(count or 0) for schema, table, count in rows}
+    return {f"{schema}.{table}": float(str(count or 0)) for schema, table, count in rows}
 
 
 def table_peak_rates(elapsed_s: ArrayLike, uptime_s: ArrayLike,

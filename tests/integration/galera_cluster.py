@@ -34,9 +34,11 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeAlias
 
-import pymysql
+import pymysql  # type: ignore[import-untyped,unused-ignore]
 
+Connection: TypeAlias = "pymysql.connections.Connection[Any]"
 GALERA_LIBRARY = Path("/usr/lib/galera/libgalera_smm.so")
 _SERVER_NAMES = ("mariadbd", "mysqld")
 _INSTALL_DB_NAMES = ("mariadb-install-db", "mysql_install_db")
@@ -88,7 +90,8 @@ def missing_requirements() -> list[str]:
     if not GALERA_LIBRARY.exists():
         missing.append(f"{GALERA_LIBRARY} (apt-get install galera-4)")
     if _sst_method() is None:
-        missing.append("rsync, or mariabackup and socat, for state transfer (apt-get install rsync)")
+        missing.append("rsync, or mariabackup and socat, for state transfer "
+                       "(apt-get install rsync)")
     return missing
 
 
@@ -136,11 +139,10 @@ class Node:
     def error_log(self) -> Path:
         return self.base_dir / "error.log"
 
-    def root_connection(self, **kwargs: object) -> pymysql.connections.Connection:  # type: ignore[type-arg]
+    def root_connection(self, connect_timeout: float = 10.0) -> Connection:
         """A connection as root over the node's socket (root has no password here)."""
-        return pymysql.connect(
-            unix_socket=str(self.socket), user="root", autocommit=True, **kwargs  # type: ignore[arg-type]
-        )
+        return pymysql.connect(unix_socket=str(self.socket), user="root", autocommit=True,
+                               connect_timeout=connect_timeout)
 
     def log_tail(self, lines: int = 40) -> str:
         try:
@@ -312,10 +314,8 @@ class GaleraCluster:
         deadline = time.monotonic() + _STOP_TIMEOUT_S
         for node in running:
             assert node.process is not None
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 node.process.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
         for node in self.nodes:
             if node.process is None:
                 continue
