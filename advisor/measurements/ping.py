@@ -215,14 +215,14 @@ def _scan_probes(data: bytes, equals: IntArray, newlines: IntArray, source: str)
     ok &= seq_value % 1 == 0
     seq_at, seq = seq_at[ok], seq_value[ok].astype(np.int64)
     line = np.searchsorted(newlines, seq_at)
-    first = np.concatenate(([True], line[1:] != line[:-1]))
+    first = np.diff(line, prepend=-1) != 0  # the first icmp_seq= of each line
     line, seq = line[first], seq[first]
 
     time_line = np.searchsorted(newlines, time_at)
     owner = np.searchsorted(line, time_line)
     mine = owner < line.size
     mine[mine] = line[owner[mine]] == time_line[mine]
-    mine &= np.concatenate(([True], time_line[1:] != time_line[:-1]))
+    mine &= np.diff(time_line, prepend=-1) != 0
     time_at, owner = time_at[mine], owner[mine]
     value, length, ok = read_decimals(buf, time_at)
     ok &= spells(buf, time_at + length, b" ms")
