@@ -261,7 +261,9 @@ class Evaluator:
     # -- options ---------------------------------------------------------------------
 
     def option(self, architecture: str, groups: Sequence[Sequence[str]]) -> Option:
-        groups = [tuple(s for s in self.data_sites if s in g) for g in groups]
+        # Sites within a group, and groups, in declaration order.
+        groups = sorted((tuple(s for s in self.data_sites if s in g) for g in groups),
+                        key=lambda g: self.data_sites.index(g[0]))
         clusters = [self.cluster(g) for g in groups]
         option = Option(architecture, groups, clusters, [], [])
         # A partial option (one candidate group) judges only the rows its groups own.
