@@ -50,6 +50,7 @@ class Analysis:
     options: list[Option]
     findings: list[Finding]
     chosen: Option
+    rules: dict[str, Rule]
 
 
 def recommend(
@@ -79,7 +80,7 @@ def analyse(
     ctx = replace(base, options=tuple(options))
     findings = evaluate(rules, ctx)
     chosen = verdict.choose(options, findings)
-    return Analysis(loaded, links, evaluator, options, findings, chosen)
+    return Analysis(loaded, links, evaluator, options, findings, chosen, rules)
 
 
 def _candidates(evaluator: Evaluator, rules: dict[str, Rule], base: Context) -> list[Option]:
