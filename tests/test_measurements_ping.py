@@ -101,7 +101,7 @@ def test_long_generated_log_with_wraps_gaps_and_duplicates() -> None:
     rtt_ms = np.round(20 + rng.gamma(2.0, 1.0, n), 1)
     lines = ["PING h (10.0.0.2) 56(84) bytes of data."]
     for i in np.flatnonzero(~lost):
-        reply = f"[{1.7e9 + i:.6f}] {_reply((i + 1) % 65536, f'{rtt_ms[i]:.1f}')}"
+        reply = f"[{1.7e9 + i:.6f}] {_reply(int(i + 1) % 65536, f'{rtt_ms[i]:.1f}')}"
         lines += [reply, reply + " (DUP!)"] if duplicate[i] else [reply]
     parsed = parse_ping("\n".join(lines) + "\n")
     last = int(np.flatnonzero(~lost)[-1])

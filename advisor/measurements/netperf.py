@@ -236,7 +236,7 @@ def _read_rate_table(text: str, head: re.Match[str], found: _Found, source: str)
     if row is None:
         raise source_error(
             "the netperf table has no value line; expected a line like "
-            "'16384  87380  1  1  10.00  29150.15'",
+            "'16384 87380 1 1 10.00 29150.15'",
             source,
             line_number(text, head.start()),
         )

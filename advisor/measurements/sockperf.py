@@ -49,7 +49,7 @@ _MESSAGE_SIZE = re.compile(
 )
 _NO_RESULT = (
     "no latency statistics found in sockperf output; expected lines like "
-    "'sockperf: ---> percentile 99.000 =   16.193' from 'sockperf ping-pong'"
+    "'sockperf: ---> percentile 99.000 = 16.193' from 'sockperf ping-pong'"
 )
 
 

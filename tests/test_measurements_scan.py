@@ -1,0 +1,105 @@
+"""The vectorised byte scanner, and that no input makes a parser raise anything else."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from advisor.errors import AdvisorError
+from advisor.measurements import FORMATS, parse_measurement
+from advisor.measurements.scan import after_keys, equals_and_newlines, read_decimals, spells
+
+DECIMALS = st.from_regex(r"\A[0-9]{1,6}(\.[0-9]{1,5})?\Z")
+
+
+@given(st.lists(DECIMALS, min_size=1, max_size=40))
+def test_read_decimals_rounds_exactly_like_float(numbers: list[str]) -> None:
+    text = " ".join(f"time={n} ms" for n in numbers).encode()
+    buf = np.frombuffer(text, dtype=np.uint8)
+    equals, _ = equals_and_newlines(text)
+    value, length, ok = read_decimals(buf, equals + 1)
+    assert value.tolist() == [float(n) for n in numbers]
+    assert length.tolist() == [len(n) for n in numbers]
+    assert ok.all()
+
+
+def test_read_decimals_flags_what_is_not_a_number() -> None:
+    text = b"a=-1 b=1.2.3 c=.5 d=12345678901234 e=7"
+    buf = np.frombuffer(text, dtype=np.uint8)
+    equals, _ = equals_and_newlines(text)
+    value, _, ok = read_decimals(buf, equals + 1)
+    assert ok.tolist() == [False, False, False, False, True]
+    assert value[-1] == 7.0  # a number in the very last byte of the buffer
+
+
+def test_after_keys_and_spells() -> None:
+    text = b"lifetime=3 icmp_seq=12 ttl=63 time=4.5 ms\nseq=9 time=1 s"
+    buf = np.frombuffer(text, dtype=np.uint8)
+    equals, newlines = equals_and_newlines(text)
+    assert newlines.tolist() == [text.index(b"\n")]
+    seq_at, time_at = after_keys(buf, equals, b"seq", b" time")
+    assert [text[p : p + 2] for p in seq_at.tolist()] == [b"12", b"9 "]
+    assert [text[p : p + 3] for p in time_at.tolist()] == [b"4.5", b"1 s"]  # not lifetime=
+    assert spells(buf, time_at + np.array([3, 1]), b" ms").tolist() == [True, False]
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(max_size=300), fmt=st.sampled_from(sorted(FORMATS)))
+def test_parsers_raise_only_advisor_errors(text: str, fmt: str) -> None:
+    try:
+        parse_measurement(text, fmt, source="fuzz.txt")
+    except AdvisorError as error:
+        assert str(error).startswith("fuzz.txt")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lines=st.lists(
+        st.sampled_from(
+            [
+                "64 bytes from 10.0.0.2: icmp_seq=1 ttl=63 time=4.1 ms",
+                "64 bytes from 10.0.0.2: icmp_seq=65535 ttl=63 time=120 ms (DUP!)",
+                "From 10.0.0.1 icmp_seq=7 Destination Host Unreachable",
+                "no answer yet for icmp_seq=",
+                "icmp_seq=99999999 time=",
+                "Request timeout for icmp_seq 3",
+                "time=5 ms",
+                "3 packets transmitted, 2 received, 33% packet loss, time 2003ms",
+                "rtt min/avg/max/mdev = 1.000/2.000/3.000/0.500 ms",
+                "PING h (10.0.0.2) 56(84) bytes of data.",
+                "",
+            ]
+        ),
+        max_size=12,
+    )
+)
+def test_ping_shaped_noise_raises_only_advisor_errors(lines: list[str]) -> None:
+    try:
+        parsed = parse_measurement("\n".join(lines), "ping")
+    except AdvisorError:
+        return
+    if parsed.loss is not None:
+        assert 0.0 <= parsed.loss <= 1.0
+    assert parsed.samples_ms is None or (parsed.samples_ms >= 0).all()
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 8, 9])
+def test_tiny_inputs(size: int) -> None:
+    text = b"=" * size
+    buf = np.frombuffer(text, dtype=np.uint8)
+    equals, _ = equals_and_newlines(text)
+    assert [p.size for p in after_keys(buf, equals, b"seq")] == [0]
+    assert not read_decimals(buf, equals + 1)[2].any()  # "=" is never followed by a number
+
+
+@pytest.mark.parametrize("module", ["__init__", "ping", "result", "samples", "scan"])
+def test_docstring_examples(module: str) -> None:
+    imported = importlib.import_module(f"advisor.measurements.{module}".removesuffix(".__init__"))
+    failed, tried = doctest.testmod(imported, optionflags=doctest.ELLIPSIS)
+    assert tried > 0
+    assert failed == 0
