@@ -130,7 +130,7 @@ def read_defaults_file(path: Path, settings: ConnectionSettings) -> ConnectionSe
         try:
             changes["port"] = int(group["port"] or "")
         except ValueError:
-            raise AdvisorError(f"port: expected a number, got {group['port']!r}",
+            raise AdvisorError(f"expected a port number, got {group['port']!r}",
                                Location(str(path), key="client.port")) from None
     if settings.socket is None and group.get("socket"):
         changes["socket"] = group["socket"]

@@ -164,7 +164,8 @@ class RowCounter:
 
 
 def round_rate(rate: float) -> float:
-    """Three significant digits: more would pretend a precision that counting does not have."""
+    """Three significant digits (whole numbers from 100 up): more would pretend a precision
+    that counting does not have."""
     if rate <= 0:
         return 0.0
     digits = 2 - math.floor(math.log10(rate))

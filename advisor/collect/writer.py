@@ -78,11 +78,13 @@ def _provenance(evidence: CollectedEvidence) -> list[str]:
         r = s.repl_latency
         context.append(f"replication latency (wsrep_evs_repl_latency) min {r.min_ms:.3g} ms, "
                        f"avg {r.avg_ms:.3g} ms, max {r.max_ms:.3g} ms over {r.samples} messages;")
-    context.append(f"flow control paused {_percent(s.flow_control_paused.avg)} of the time, "
-                   f"{_percent(s.flow_control_paused.peak)} in the worst interval "
-                   "(wsrep_flow_control_paused_ns);")
-    context.append(f"certification failures {_per_s(s.cert_failures_per_s)}, brute-force aborts "
-                   f"{_per_s(s.bf_aborts_per_s)} on this node;")
+    if s.flow_control_paused.peak is not None:
+        context.append(f"flow control paused {_percent(s.flow_control_paused.avg)} of the time, "
+                       f"{_percent(s.flow_control_paused.peak)} in the worst interval "
+                       "(wsrep_flow_control_paused_ns);")
+    if s.cert_failures_per_s.peak is not None:
+        context.append(f"certification failures {_per_s(s.cert_failures_per_s)}, brute-force "
+                       f"aborts {_per_s(s.bf_aborts_per_s)} on this node;")
     if s.cluster_size_min is not None:
         size = (str(s.cluster_size_min) if s.cluster_size_min == s.cluster_size_max
                 else f"{s.cluster_size_min} to {s.cluster_size_max}")
@@ -191,6 +193,27 @@ def _set_eol(mapping: CommentedMap, key: str, source: CommentedMap) -> None:
         token.value = token.value.rstrip("\n") + "\n" + following
 
 
+def _put(old: CommentedMap, key: str, value: Any, order: tuple[str, ...]) -> None:
+    """Set ``old[key]``; a new key goes after the keys that precede it in ``order``."""
+    if key in old:
+        old[key] = value
+        return
+    earlier = set(order[: order.index(key)]) if key in order else set(order)
+    position = max((i + 1 for i, name in enumerate(old) if name in earlier), default=0)
+    old.insert(position, key, value)
+
+
+def _drop_eol(mapping: CommentedMap, key: str) -> None:
+    """Remove the end-of-line comment of ``key``, keeping comment lines below it."""
+    entry = mapping.ca.items.get(key)
+    if entry is None or entry[2] is None:
+        return
+    value = entry[2].value
+    if value.lstrip(" ").startswith("#"):
+        following = value.split("\n", 1)[1] if "\n" in value else ""
+        entry[2].value = "\n" + following
+
+
 def _merge_workload(old: CommentedMap, new: CommentedMap) -> CommentedMap:
     writer_sites = {}
     for row in old.get("hot_rows") or []:
@@ -200,7 +223,7 @@ def _merge_workload(old: CommentedMap, new: CommentedMap) -> CommentedMap:
         if str(row["name"]) in writer_sites:
             row["writer_sites"] = writer_sites[str(row["name"])]
     for key in new:
-        old[key] = new[key]
+        _put(old, key, new[key], tuple(new))
         _set_eol(old, key, new)
     return old
 
@@ -208,10 +231,13 @@ def _merge_workload(old: CommentedMap, new: CommentedMap) -> CommentedMap:
 def _merge_galera(old: CommentedMap, new: CommentedMap) -> CommentedMap:
     for key in new:
         if key == "provider_options" and isinstance(old.get(key), dict):
+            options = old[key]
             for option, value in new[key].items():
-                old[key][option] = value
+                if option in options and options[option] != value:
+                    _drop_eol(options, option)  # it described the value being replaced
+                options[option] = value
         else:
-            old[key] = new[key]
+            _put(old, key, new[key], tuple(new))
         _set_eol(old, key, new)
     return old
 
@@ -287,16 +313,25 @@ def _section_spans(text: str, path: Path) -> tuple[dict[str, tuple[int, int]], d
 
 
 def _guess_indent(text: str) -> tuple[int, int, int]:
-    """(mapping, sequence, offset) indentation of the user's file, for a faithful re-render."""
-    from ruamel.yaml.util import load_yaml_guess_indent
+    """(mapping, sequence, offset) indentation of the user's file, for a faithful re-render.
 
-    try:
-        _, indent, offset = load_yaml_guess_indent(text)
-    except Exception:  # a guess only; fall back to the common style
-        return (2, 4, 2)
-    mapping = indent if isinstance(indent, int) and indent > 0 else 2
-    seq_offset = offset if isinstance(offset, int) and offset >= 0 else 2
-    return (mapping, max(mapping, seq_offset + 2), seq_offset)
+    The mapping indent is that of the first line nested under a ``key:`` line that is not a
+    list item; the offset is the column of the first ``-`` under a ``key:`` line, relative to
+    that key. Common style (2, 4, 2) where the file does not say.
+    """
+    mapping, offset = None, None
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    for above, line in zip(lines, lines[1:], strict=False):
+        if not above.rstrip().endswith(":"):
+            continue
+        step = (len(line) - len(line.lstrip())) - (len(above) - len(above.lstrip()))
+        if line.lstrip().startswith("- "):
+            offset = step if offset is None and step >= 0 else offset
+        elif mapping is None and step > 0:
+            mapping = step
+    mapping = mapping or 2
+    offset = 2 if offset is None else offset
+    return (mapping, max(mapping, offset + 2), offset)
 
 
 def merge_into(path: Path, evidence: CollectedEvidence) -> None:
