@@ -214,16 +214,18 @@ def _scan_probes(data: bytes, equals: IntArray, newlines: IntArray, source: str)
     seq_value, _, ok = read_decimals(buf, seq_at, width=5)
     ok &= seq_value % 1 == 0
     seq_at, seq = seq_at[ok], seq_value[ok].astype(np.int64)
-    line = np.searchsorted(newlines, seq_at)
+    line = np.searchsorted(newlines, seq_at)  # also the index of the newline ending it
     first = np.diff(line, prepend=-1) != 0  # the first icmp_seq= of each line
-    line, seq = line[first], seq[first]
+    seq_at, line, seq = seq_at[first], line[first], seq[first]
 
-    time_line = np.searchsorted(newlines, time_at)
-    owner = np.searchsorted(line, time_line)
-    mine = owner < line.size
-    mine[mine] = line[owner[mine]] == time_line[mine]
-    mine &= np.diff(time_line, prepend=-1) != 0
+    # a time= belongs to the icmp_seq= before it when no newline lies between the two
+    owner = np.searchsorted(seq_at, time_at) - 1
+    mine = owner >= 0
+    line_end = np.append(newlines, len(data))[line]
+    mine[mine] = time_at[mine] < line_end[owner[mine]]
     time_at, owner = time_at[mine], owner[mine]
+    first = np.diff(owner, prepend=-1) != 0  # the first time= of each line
+    time_at, owner = time_at[first], owner[first]
     value, length, ok = read_decimals(buf, time_at)
     ok &= spells(buf, time_at + length, b" ms")
     if not ok.all():

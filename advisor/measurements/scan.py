@@ -66,14 +66,10 @@ def after_keys(buf: ByteArray, equals: IntArray, *keys: bytes) -> list[IntArray]
     if buf.size < _WORD:
         return [np.empty(0, dtype=np.int64) for _ in keys]
     at = equals[equals >= _WORD]
-    # every offset of buf seen as the start of an (unaligned) 64-bit word: one gather per "="
-    word_at = np.ndarray((buf.size - _WORD + 1,), dtype=np.uint64, buffer=buf, strides=(1,))
-    words = word_at[at - _WORD]
+    words = _words(buf)[at - _WORD]
     found = []
     for key in keys:
-        pad = b"\0" * (_WORD - len(key))
-        mask = np.frombuffer(pad + b"\xff" * len(key), dtype=np.uint64)[0]
-        want = np.frombuffer(pad + key, dtype=np.uint64)[0]
+        mask, want = _pattern(key, at_end=True)
         found.append(at[(words & mask) == want] + 1)
     return found
 
@@ -81,15 +77,38 @@ def after_keys(buf: ByteArray, equals: IntArray, *keys: bytes) -> list[IntArray]
 def spells(buf: ByteArray, at: IntArray, word: bytes) -> BoolArray:
     """Which offsets ``at`` start an occurrence of ``word`` (false past the end).
 
-    >>> spells(np.frombuffer(b"time=1 ms", dtype=np.uint8), np.array([6, 4]), b" ms").tolist()
-    [True, False]
+    >>> spells(np.frombuffer(b"time=1 ms", dtype=np.uint8), np.array([6, 4, 8]), b" ms").tolist()
+    [True, False, False]
     """
-    rows = np.flatnonzero(at + len(word) <= buf.size)
-    for offset, letter in enumerate(word):
-        rows = rows[buf[at[rows] + offset] == letter]
     hit = np.zeros(at.size, dtype=bool)
+    inside = at + len(word) <= buf.size
+    whole = inside & (at + max(len(word), _WORD) <= buf.size)  # room for 64-bit reads
+    rows = np.flatnonzero(whole)
+    if rows.size:
+        words = _words(buf)
+        for offset in range(0, len(word), _WORD):
+            mask, want = _pattern(word[offset : offset + _WORD], at_end=False)
+            rows = rows[(words[at[rows] + offset] & mask) == want]
     hit[rows] = True
+    for row in np.flatnonzero(inside & ~whole):  # the last few bytes of the buffer
+        start = int(at[row])
+        hit[row] = buf[start : start + len(word)].tobytes() == word
     return hit
+
+
+def _words(buf: ByteArray) -> npt.NDArray[np.uint64]:
+    """Every offset of ``buf`` seen as the start of an (unaligned) 64-bit word."""
+    return np.ndarray((buf.size - _WORD + 1,), dtype=np.uint64, buffer=buf, strides=(1,))
+
+
+def _pattern(text: bytes, *, at_end: bool) -> tuple[np.uint64, np.uint64]:
+    """(mask, value) that test whether a word holds ``text`` at its end or its start."""
+    pad = b"\0" * (_WORD - len(text))
+    if at_end:
+        mask, want = pad + b"\xff" * len(text), pad + text
+    else:
+        mask, want = b"\xff" * len(text) + pad, text + pad
+    return np.frombuffer(mask, dtype=np.uint64)[0], np.frombuffer(want, dtype=np.uint64)[0]
 
 
 def read_decimals(
