@@ -175,3 +175,12 @@ def test_table_without_value_line_is_an_error() -> None:
         "rr.txt:3: the netperf table has no value line; expected a line like "
         "'16384 87380 1 1 10.00 29150.15'"
     )
+
+
+def test_v0_prints_the_rate_alone_after_the_banner() -> None:
+    banner = read("netperf_v1.txt").split("\n")[0]
+    parsed = parse_netperf(f"{banner}\n29150.15\n")
+    assert parsed.percentiles_ms == pytest.approx({"mean": 1000 / 29150.15})
+    assert "netperf -v 0: the transaction rate alone" in parsed.notes
+    with pytest.raises(AdvisorError):  # without the banner a lone number says nothing
+        parse_netperf("29150.15\n")

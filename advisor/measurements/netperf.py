@@ -41,6 +41,7 @@ _VALUE_ROW = re.compile(
     r"^[ \t]*(\d+)[ \t]+(\d+)[ \t]+(\d+)[ \t]+(\d+)[ \t]+([\d.]+)[ \t]+([\d.]+)\b.*$", re.M
 )
 _LATENCY_HEAD = re.compile(r"usec/Tran")
+_BARE_RATE = re.compile(r"^[ \t]*(\d+\.\d+)[ \t\r]*$", re.M)  # -v 0 prints "%7.2f" alone
 _LATENCY_ROW = re.compile(r"^[ \t]*(?:\d+[ \t]+){4}([\d.]+)[ \t]+([\d.]+)\b.*$", re.M)
 _NO_RESULT = (
     "no TCP_RR result found in netperf output; expected the table of 'netperf -t TCP_RR' "
@@ -90,6 +91,8 @@ def parse_netperf(
     found = _Found()
     _read_selectors(text, found, source)
     _read_tables(text, found, source)
+    if found.rate_per_s is None and found.round_trip_us is None and not found.latencies_us:
+        _read_bare_rate(text, found, source)
     stated = _FIRST_BURST.search(text)
     if stated is not None:
         found.stated_burst = int(stated.group(1))
@@ -208,6 +211,16 @@ def _latency_selector(
         found.notes.append(f"{name}=-1: netperf did not measure it (needs the global -j)")
         return
     found.latencies_us[key] = _non_negative(value, name, line, source)
+
+
+def _read_bare_rate(text: str, found: _Found, source: str) -> None:
+    """``-v 0``: the banner, then the transaction rate alone on its line."""
+    banner = _BANNER.search(text)
+    row = _BARE_RATE.search(text, banner.end()) if banner else None
+    if row is not None:
+        line = line_number(text, row.start())
+        found.rate_per_s = _positive(row.group(1), "Trans. Rate per sec", line, source)
+        found.notes.append("netperf -v 0: the transaction rate alone")
 
 
 def _read_tables(text: str, found: _Found, source: str) -> None:
