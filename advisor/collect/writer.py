@@ -13,6 +13,7 @@ __all__ = ["evidence_to_yaml", "merge_into", "render_sections", "write_text_atom
 
 import contextlib
 import io
+import itertools
 import os
 import tempfile
 import textwrap
@@ -320,8 +321,9 @@ def _guess_indent(text: str) -> tuple[int, int, int]:
     that key. Common style (2, 4, 2) where the file does not say.
     """
     mapping, offset = None, None
-    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    for above, line in zip(lines, lines[1:], strict=False):
+    lines = [line for line in text.splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
+    for above, line in itertools.pairwise(lines):
         if not above.rstrip().endswith(":"):
             continue
         step = (len(line) - len(line.lstrip())) - (len(above) - len(above.lstrip()))
