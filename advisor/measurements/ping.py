@@ -27,7 +27,6 @@ import numpy as np
 
 from advisor.measurements.result import ParsedMeasurement, source_error
 from advisor.measurements.scan import (
-    BoolArray,
     FloatArray,
     IntArray,
     after_keys,
@@ -126,43 +125,16 @@ def parse_ping_bytes(data: bytes, *, source: str = "<text>") -> ParsedMeasuremen
     notes: list[str] = []
     if probes.bad_checksums:
         notes.append(f"{probes.bad_checksums} reply(ies) with a bad checksum not counted")
-
-    answered = np.isfinite(probes.rtt_ms)
-    if not answered.any():
+    if not np.isfinite(probes.rtt_ms).any():
         if rtt_summary is None:
             detail = f" ({summary[0]} sent, {summary[1]} received)" if summary else ""
             raise source_error(_NO_SAMPLES.format(detail=detail), source)
         notes.append("no per-reply lines (ping -q?): only the summary's min/avg/max")
         samples_ms, counted = None, None
     else:
-        unwrapped = _unwrap(probes.seq)
-        wraps = int(unwrapped.max() // SEQ_MODULUS - unwrapped[0] // SEQ_MODULUS)
-        if wraps:
-            notes.append(f"icmp_seq wrapped past 65535 {wraps} time(s); unwrapped")
         first_seq = FIRST_SEQ[flavour] if other.banner else None
-        samples_ms, counted = _count(unwrapped, probes.rtt_ms, answered, first_seq)
-        unanswered = int((~answered).sum())
-        if unanswered:
-            notes.append(
-                f"{unanswered} line(s) name a probe without a reply (unreachable, timeout, "
-                "no answer yet): lost unless answered later"
-            )
-
-    if summary is not None:
-        transmitted, received, duplicates = summary
-        if counted is not None and counted[1] != received:
-            notes.append(
-                f"the summary says {received} received but the log holds {counted[1]} "
-                "distinct replies; counts taken from the summary"
-            )
-    elif counted is not None:
-        transmitted, received, duplicates = counted
-        notes.append(
-            "no ping summary (log cut?): probes counted from the icmp_seq numbers; "
-            "probes sent after the last line are not seen"
-        )
-    else:
-        transmitted, received, duplicates = None, None, 0
+        samples_ms, counted = _samples_and_counts(probes, first_seq, notes)
+    transmitted, received, duplicates = _prefer_summary(summary, counted, notes)
     loss = None
     if transmitted and received is not None:
         loss = (transmitted - min(received, transmitted)) / transmitted
@@ -182,18 +154,54 @@ def parse_ping_bytes(data: bytes, *, source: str = "<text>") -> ParsedMeasuremen
     )
 
 
-def _count(
-    unwrapped: IntArray, rtt_ms: FloatArray, answered: BoolArray, first_seq: int | None
+def _samples_and_counts(
+    probes: _Probes, first_seq: int | None, notes: list[str]
 ) -> tuple[FloatArray, tuple[int, int, int]]:
-    """Samples (first reply per probe, in file order) and (sent, received, duplicates)."""
+    """Samples (first reply per probe, in file order) and (sent, received, duplicates).
+
+    Probes are numbered by their unwrapped icmp_seq; "sent" runs from the first probe
+    (``first_seq`` when the banner shows where the run began) to the last one named.
+    """
+    unwrapped = _unwrap(probes.seq)
+    wraps = int(unwrapped.max() // SEQ_MODULUS - unwrapped[0] // SEQ_MODULUS)
+    if wraps:
+        notes.append(f"icmp_seq wrapped past 65535 {wraps} time(s); unwrapped")
+    answered = np.isfinite(probes.rtt_ms)
+    if not answered.all():
+        notes.append(
+            f"{int((~answered).sum())} line(s) name a probe without a reply (unreachable, "
+            "timeout, no answer yet): lost unless answered later"
+        )
     reply_seq = unwrapped[answered]
     order = np.argsort(reply_seq, kind="stable")  # nearly sorted: timsort is ~linear here
     repeat = np.zeros(reply_seq.size, dtype=bool)
     repeat[order[1:]] = reply_seq[order[1:]] == reply_seq[order[:-1]]
-    samples_ms = rtt_ms[answered][~repeat]
+    samples_ms = probes.rtt_ms[answered][~repeat]
     lowest = int(unwrapped.min())
     start = lowest if first_seq is None else min(first_seq, lowest)
     return samples_ms, (int(unwrapped.max()) - start + 1, samples_ms.size, int(repeat.sum()))
+
+
+def _prefer_summary(
+    summary: tuple[int, int, int] | None,
+    counted: tuple[int, int, int] | None,
+    notes: list[str],
+) -> tuple[int | None, int | None, int]:
+    """(sent, received, duplicates): ping's own summary when there is one, else the count."""
+    if summary is not None:
+        if counted is not None and counted[1] != summary[1]:
+            notes.append(
+                f"the summary says {summary[1]} received but the log holds {counted[1]} "
+                "distinct replies; counts taken from the summary"
+            )
+        return summary
+    if counted is not None:
+        notes.append(
+            "no ping summary (log cut?): probes counted from the icmp_seq numbers; "
+            "probes sent after the last line are not seen"
+        )
+        return counted
+    return None, None, 0
 
 
 def _unwrap(seq: IntArray) -> IntArray:
