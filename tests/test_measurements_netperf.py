@@ -184,3 +184,11 @@ def test_v0_prints_the_rate_alone_after_the_banner() -> None:
     assert "netperf -v 0: the transaction rate alone" in parsed.notes
     with pytest.raises(AdvisorError):  # without the banner a lone number says nothing
         parse_netperf("29150.15\n")
+
+
+def test_burst_from_a_pasted_command_line() -> None:
+    body = read("netperf_v1.txt").replace(" : first burst 0", "")
+    parsed = parse_netperf("$ netperf -H db2 -t TCP_RR -l 30 -- -r 1,1 -b 3\n" + body)
+    assert parsed.percentiles_ms == pytest.approx({"mean": 4 * 1000 / 29150.15})
+    global_b = parse_netperf("$ netperf -b 3 -H db2 -t TCP_RR -- -r 1,1\n" + body)
+    assert global_b.percentiles_ms == pytest.approx({"mean": 1000 / 29150.15})

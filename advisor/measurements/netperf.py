@@ -35,6 +35,8 @@ _US_PER_MS = 1000.0
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _BANNER = re.compile(r"^(?:MIGRATED )?(.+?) TEST (?:from|to) .*$", re.M)
 _FIRST_BURST = re.compile(r"first burst (\d+)")
+# a pasted command line: the test-specific -b comes after "--" (a global -b paces streams)
+_COMMAND_BURST = re.compile(r"netperf\b[^\n]* -- (?:[^\n]* )?-b ?(-?\d+)")
 _SELECTOR = re.compile(r"^\s*([A-Z][A-Z0-9_]*)=[ \t]*(\S*)[ \t\r]*$", re.M)
 _TABLE_HEAD = re.compile(r"^Socket Size\s+Request\s+Resp\.\s+Elapsed\b.*$", re.M)
 _VALUE_ROW = re.compile(
@@ -93,9 +95,9 @@ def parse_netperf(
     _read_tables(text, found, source)
     if found.rate_per_s is None and found.round_trip_us is None and not found.latencies_us:
         _read_bare_rate(text, found, source)
-    stated = _FIRST_BURST.search(text)
+    stated = _FIRST_BURST.search(text) or _COMMAND_BURST.search(text)
     if stated is not None:
-        found.stated_burst = int(stated.group(1))
+        found.stated_burst = abs(int(stated.group(1)))  # -b -N: no ramp-up, same N in flight
     if burst is not None and found.stated_burst is not None and burst != found.stated_burst:
         raise source_error(
             f"burst={burst} was given but the netperf output states first burst "
