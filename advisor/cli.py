@@ -2,7 +2,7 @@
 
 Only typer is imported at start-up; every command imports what it needs, so that
 ``advisor --help`` stays fast. User errors (:class:`AdvisorError`) print one line on stderr
-and exit 2; a failed ``--require`` check exits 1.
+and exit 2; a failed ``--require`` or ``--fail-on`` check exits 1.
 """
 
 from __future__ import annotations
@@ -22,11 +22,10 @@ app = typer.Typer(
     help="Can this Galera cluster span these sites, or must each site run its own cluster?",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=True,
     rich_markup_mode=None,
 )
 
-EXIT_REQUIRE_FAILED = 1
+EXIT_CHECK_FAILED = 1
 EXIT_BAD_INPUT = 2
 
 
@@ -36,13 +35,36 @@ class OutputFormat(str, Enum):
     markdown = "markdown"
 
 
+class Architecture(str, Enum):
+    single_cluster = "single_cluster"
+    per_site_clusters = "per_site_clusters"
+    grouped_clusters = "grouped_clusters"
+
+
+class FailOn(str, Enum):
+    blocker = "blocker"
+    warning = "warning"
+
+
+class Variable(str, Enum):
+    rtt = "rtt"
+    distance = "distance"
+    hot_row_rate = "hot-row-rate"
+
+
+class SweepFormat(str, Enum):
+    text = "text"
+    json = "json"
+    csv = "csv"
+
+
 def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
     typer.echo(f"advisor: {message}", err=True)
     raise typer.Exit(code)
 
 
-def _command(function: Callable[..., None]) -> Callable[..., None]:
-    """Register a command whose user errors become one line on stderr and exit code 2."""
+def _user_errors(function: Callable[..., None]) -> Callable[..., None]:
+    """User errors become one line on stderr and exit code 2; Ctrl-C exits 130."""
 
     @functools.wraps(function)
     def run(*args: object, **kwargs: object) -> None:
@@ -52,36 +74,100 @@ def _command(function: Callable[..., None]) -> Callable[..., None]:
             function(*args, **kwargs)
         except AdvisorError as error:
             _fail(str(error))
+        except KeyboardInterrupt:
+            _fail("interrupted", 130)
 
-    return app.command()(run)
+    return run
 
 
-FilesArg = Annotated[
-    list[Path], typer.Argument(help="topology.yaml files", show_default=False)
+def _command(name: str | None = None) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register a command of the app, with :func:`_user_errors`."""
+
+    def register(function: Callable[..., None]) -> Callable[..., None]:
+        return app.command(name)(_user_errors(function))
+
+    return register
+
+
+FilesArg = Annotated[list[Path], typer.Argument(help="topology.yaml files.", show_default=False)]
+FileArg = Annotated[Path, typer.Argument(help="A topology.yaml file.", show_default=False)]
+RulesOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--rules", help="Folder of rule files overriding the shipped pack (repeatable)."),
 ]
 
 
-@_command
+@_command()
 def recommend(
     files: FilesArg,
-    output_format: Annotated[
-        OutputFormat, typer.Option("--format", "-f", help="Output format.")
-    ] = OutputFormat.text,
-    rules: Annotated[
-        list[Path] | None, typer.Option("--rules", help="Folder of rule files overriding the shipped pack.")
+    output_format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.text,
+    require: Annotated[
+        Architecture | None,
+        typer.Option("--require", help="Exit 1 unless this architecture is recommended."),
     ] = None,
+    fail_on: Annotated[
+        FailOn | None,
+        typer.Option("--fail-on", help="Exit 1 if the recommended option has findings this severe."),
+    ] = None,
+    rules: RulesOpt = None,
 ) -> None:
-    """Recommend an architecture for each topology file."""
+    """Recommend an architecture for each topology file, with its numbers and reasons."""
     from advisor.recommend import recommend as run
     from advisor.render import render_recommendations
 
     results = [run(path, rules_dirs=rules or ()) for path in files]
-    typer.echo(render_recommendations(results, output_format.value))
+    typer.echo(render_recommendations(results, output_format.value, width=_width()))
+    problems = []
+    for path, result in zip(files, results, strict=True):
+        if require is not None and result.architecture != require.value:
+            problems.append(f"{path}: --require {require.value} did not hold: "
+                            f"{result.architecture} is recommended")
+        if fail_on is not None:
+            severities = {"blocker"} if fail_on is FailOn.blocker else {"blocker", "warning"}
+            hits = sorted({f.rule for f in result.findings if f.severity in severities
+                           and f.option in (None, result.architecture)})
+            if hits:
+                problems.append(f"{path}: --fail-on {fail_on.value}: {', '.join(hits)}")
+    for problem in problems:
+        typer.echo(f"advisor: {problem}", err=True)
+    if problems:
+        raise typer.Exit(EXIT_CHECK_FAILED)
 
 
-@_command
+@_command()
+def doc(
+    file: FileArg,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Folder to write into.")],
+    templates: Annotated[
+        Path | None, typer.Option("--templates", help="Folder of templates searched first.")
+    ] = None,
+    formats: Annotated[
+        str, typer.Option("--format", help="Comma-separated: md, html, adr.")
+    ] = "md,html,adr",
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite files in the folder the tool did not write.")
+    ] = False,
+    rules: RulesOpt = None,
+) -> None:
+    """Write the design document(s) and the configuration artifacts into a folder."""
+    from advisor.errors import AdvisorError
+    from advisor.recommend import analyse
+    from advisor.report import write_documents
+
+    chosen = [f.strip() for f in formats.split(",") if f.strip()]
+    unknown = sorted(set(chosen) - {"md", "html", "adr"})
+    if unknown or not chosen:
+        raise AdvisorError(f"--format takes md, html and adr, got {formats!r}")
+    analysis = analyse(file, rules_dirs=rules or ())
+    written = write_documents(analysis, output, formats=chosen, templates_dir=templates,
+                              force=force)
+    for path in written:
+        typer.echo(str(path))
+
+
+@_command()
 def validate(files: FilesArg) -> None:
-    """Check topology files and their measurement files; list every error."""
+    """Check topology files and the measurement files they name; list every error."""
     from advisor.validate import validate_files
 
     problems = validate_files(files)
@@ -92,20 +178,77 @@ def validate(files: FilesArg) -> None:
     typer.echo(f"{len(files)} file(s) valid")
 
 
-@_command
+@_command()
 def schema() -> None:
-    """Print the JSON Schema of topology.yaml (for editors and CI checks)."""
-    import json
+    """Print the JSON Schema of topology.yaml, for editors and CI checks."""
+    from advisor.schema import topology_schema_json
 
-    from advisor.topology import Topology
+    typer.echo(topology_schema_json())
 
-    typer.echo(json.dumps(Topology.model_json_schema(), indent=2))
+
+@_command("rules")
+def rules_command(
+    rule_id: Annotated[str | None, typer.Argument(help="A rule id to explain.")] = None,
+    rules: RulesOpt = None,
+) -> None:
+    """List the rules, or explain one with its rationale and references."""
+    from advisor.errors import AdvisorError
+    from advisor.rules import load_rules
+    from advisor.rules_text import describe_rule, list_rules
+
+    pack = load_rules(rules or ())
+    if rule_id is None:
+        typer.echo(list_rules(pack))
+        return
+    if rule_id.upper() not in pack:
+        raise AdvisorError(f"unknown rule {rule_id!r}; known rules: {', '.join(sorted(pack))}")
+    typer.echo(describe_rule(pack[rule_id.upper()]))
+
+
+@_command()
+def sweep(
+    file: FileArg,
+    vary: Annotated[Variable, typer.Option("--vary", help="The quantity to vary.")],
+    value_range: Annotated[
+        str, typer.Option("--range", help="A:B, or A:B:N for N points (default 200).")
+    ],
+    output_format: Annotated[SweepFormat, typer.Option("--format", "-f")] = SweepFormat.text,
+    chart: Annotated[
+        Path | None, typer.Option("--chart", help="Also write the chart as an SVG file.")
+    ] = None,
+    rules: RulesOpt = None,
+) -> None:
+    """Show where the recommendation flips as one quantity varies: a table and a chart."""
+    from advisor.recommend import analyse
+    from advisor.sweep import parse_range
+    from advisor.sweep import sweep as run
+    from advisor.sweep_render import render_sweep, sweep_svg
+
+    grid = parse_range(value_range)
+    result = run(analyse(file, rules_dirs=rules or ()), vary.value, grid)
+    typer.echo(render_sweep(result, output_format.value, width=_width()))
+    if chart is not None:
+        from advisor.safe_write import write_files
+
+        write_files(chart.parent, {chart.name: sweep_svg(result)}, force=True)
+
+
+def _width() -> int:
+    import shutil
+
+    return max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
+
+
+def _register_collect() -> None:
+    """``advisor collect`` lives in advisor.collect (typer only at import; the driver later)."""
+    from advisor.collect.cli import collect_command
+
+    app.command("collect", help=collect_command.__doc__)(_user_errors(collect_command))
+
+
+_register_collect()
 
 
 def main() -> None:
     """Console-script entry point."""
     app(prog_name="advisor")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

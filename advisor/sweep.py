@@ -48,6 +48,14 @@ class SweepResult:
     chosen: npt.NDArray[np.intp]  # index into architectures, per point
     current: float | None  # where the topology sits today
 
+    def viability_changes(self) -> list[tuple[float, str, bool]]:
+        """(value, option, viable from there on) wherever an option gains or loses viability."""
+        changes = []
+        for i, name in enumerate(self.architectures):
+            for k in np.flatnonzero(np.diff(self.viable[i].astype(np.int8)) != 0):
+                changes.append((float(self.values[k + 1]), name, bool(self.viable[i, k + 1])))
+        return sorted(changes)
+
     def flips(self) -> list[tuple[float, str, str]]:
         """(value, before, after) wherever the recommendation changes along the grid."""
         change = np.flatnonzero(np.diff(self.chosen) != 0)
@@ -134,13 +142,12 @@ def _judge(analysis: Analysis, option: object, scale: FloatArray,
         for site in cluster.writers:
             now = cluster.commit_percentiles(site)
             base = lan[index]
-            p50 = base + (now["p50"] - base) * scale
-            commit_p50 = np.maximum(commit_p50, p50)
+            commit_p50 = np.maximum(commit_p50, base["p50"] + (now["p50"] - base["p50"]) * scale)
             for key, limit in (slo.given() if slo else {}).items():
-                slo_ok &= base + (now[key] - base) * scale <= limit
+                slo_ok &= base[key] + (now[key] - base[key]) * scale <= limit
     for row in option.hot_rows:
-        base = lan[row.cluster]
-        p50 = base + (row.commit_ms["p50"] - base) * scale
+        base_p50 = lan[row.cluster]["p50"]
+        p50 = base_p50 + (row.commit_ms["p50"] - base_p50) * scale
         rows_ok &= row.row.updates_per_s * rate * p50 / 1000.0 < _max_utilisation(analysis)
     allowed = topology.requirements.max_data_loss_s
     if allowed is not None and option.async_links and "ASYNC-DATA-LOSS" in _blocking_ids(analysis):
@@ -150,8 +157,8 @@ def _judge(analysis: Analysis, option: object, scale: FloatArray,
     return commit_p50, count
 
 
-def _lan_commit(analysis: Analysis, option: object) -> Sequence[float]:
-    """Each cluster's commit without its WAN part: the LAN commit at its first site."""
+def _lan_commit(analysis: Analysis, option: object) -> Sequence[dict[str, float]]:
+    """Each cluster's commit percentiles without a WAN part: a LAN cluster at its first site."""
     from advisor.options import Option
 
     assert isinstance(option, Option)
@@ -160,8 +167,8 @@ def _lan_commit(analysis: Analysis, option: object) -> Sequence[float]:
     for cluster in option.clusters:
         site = cluster.writers[0] if cluster.writers else cluster.sites[0]
         single = evaluator.cluster([site])
-        draws = single.commit_ms.get(site)
-        lan.append(float(np.median(draws)) if draws is not None else evaluator.local_commit_ms)
+        local = {k: evaluator.local_commit_ms for k in ("p50", "p95", "p99", "p999", "max")}
+        lan.append(single.commit_percentiles(site) if site in single.commit_ms else local)
     return lan
 
 

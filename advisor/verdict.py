@@ -38,7 +38,9 @@ def choose(options: Sequence[Option], findings: Sequence[Finding]) -> Option:
 
 
 def _groups(option: Option) -> str:
-    return "; ".join("+".join(g) for g in option.groups)
+    """``a+b+garbd@c; d``: the clusters, with where an arbitrator runs."""
+    return "; ".join("+".join([*c.sites, *([f"garbd@{c.arbitrator}"] if c.arbitrator else [])])
+                     for c in option.clusters)
 
 
 def summary(chosen: Option, options: Sequence[Option], findings: Sequence[Finding]) -> str:
