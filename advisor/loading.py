@@ -15,6 +15,7 @@ from __future__ import annotations
 __all__ = ["Limits", "LoadedTopology", "TopologyError", "load_topology", "parse_topology"]
 
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from advisor.errors import AdvisorError, Location
 from advisor.topology import FieldError, Topology
 
 KeyPath = tuple[str | int, ...]
+_YAML12_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+$")
 Positions = dict[KeyPath, tuple[int, int]]
 
 
@@ -195,6 +197,9 @@ class _Builder:
         return self._scalar(node)
 
     def _scalar(self, node: yaml.Node) -> Any:
+        if (node.tag == "tag:yaml.org,2002:str" and not node.style
+                and _YAML12_FLOAT.match(node.value)):
+            return float(node.value)  # YAML 1.2 reads 1e9 as a number; YAML 1.1 as text
         try:
             value = self.constructor.construct_object(node, deep=True)
         except yaml.YAMLError as error:

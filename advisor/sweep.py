@@ -95,12 +95,12 @@ def sweep(analysis: Analysis, variable: str, values: npt.ArrayLike) -> SweepResu
     rate = grid / current if variable == "hot-row-rate" and current else np.ones_like(grid)
     judged = [_judge(analysis, option, scale, rate) for option in options]
     commit_p50 = np.array([commit for commit, _ in judged])
-    blockers = np.array([count for _, count in judged])
+    cost = np.array([count for _, count in judged])
     clusters = np.array([len(o.clusters) for o in options])[:, None]
-    # As verdict.choose: fewest blockers (none = viable), then clusters, then commit latency.
-    key = blockers * 1e12 + clusters * 1e9 + commit_p50
+    # As verdict.choose: cheapest blockers to remove (none = viable), clusters, commit latency.
+    key = cost * 1e12 + clusters * 1e9 + commit_p50
     return SweepResult(variable, VARIABLES[variable], grid,
-                       tuple(o.architecture for o in options), commit_p50, blockers == 0,
+                       tuple(o.architecture for o in options), commit_p50, cost == 0,
                        np.argmin(key, axis=0), current)
 
 
@@ -126,7 +126,7 @@ def _current(analysis: Analysis, variable: str, worst: float) -> float | None:
 
 def _judge(analysis: Analysis, option: object, scale: FloatArray,
            rate: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int_]]:
-    """Median commit and the number of blocking rules of one option along the grid."""
+    """Median commit and the remedy cost of its blocking rules along the grid."""
     from advisor.options import Option
 
     assert isinstance(option, Option)
@@ -153,8 +153,11 @@ def _judge(analysis: Analysis, option: object, scale: FloatArray,
     if allowed is not None and option.async_links and "ASYNC-DATA-LOSS" in _blocking_ids(analysis):
         lag_s = max(link.lag_ms["p99"] for link in option.async_links) / 1000.0
         async_ok &= lag_s * scale <= allowed
-    count = len(others) + (~slo_ok).astype(int) + (~rows_ok).astype(int) + (~async_ok).astype(int)
-    return commit_p50, count
+    cost = verdict.remedy_cost(others) + sum(
+        verdict.remedy_cost([rule]) * (~ok).astype(int)
+        for rule, ok in (("COMMIT-LATENCY-SLO", slo_ok), ("HOT-ROW-RATE", rows_ok),
+                         ("ASYNC-DATA-LOSS", async_ok)))
+    return commit_p50, cost
 
 
 def _lan_commit(analysis: Analysis, option: object) -> Sequence[dict[str, float]]:

@@ -331,12 +331,21 @@ class Topology(_Model):
             if link.pair in pairs:
                 raise FieldError(f"the pair {'-'.join(link.sites)} is linked twice", "links", index)
             pairs.add(link.pair)
+        with_nodes = {site.name for site in self.sites if site.nodes > 0}
+        writing = [site.name for site in self.sites if site.writes and site.nodes > 0]
         for index, row in enumerate(self.workload.hot_rows):
+            where = ("workload", "hot_rows", index)
             for end, name in enumerate(row.writer_sites or ()):
                 if name not in declared:
+                    raise FieldError(_undeclared(name, declared), *where, "writer_sites", end)
+                if name not in with_nodes:
                     raise FieldError(
-                        _undeclared(name, declared), "workload", "hot_rows", index, "writer_sites", end
-                    )
+                        f"site {name!r} has no Galera nodes (nodes: 0), so no row is written "
+                        "there; list sites with nodes >= 1", *where, "writer_sites", end)
+            if row.writer_sites is None and not writing:
+                raise FieldError(
+                    f"hot row {row.name!r} has no writer site: no site has writes: true and "
+                    "nodes >= 1; give writer_sites", *where)
         return self
 
     def site(self, name: str) -> Site:

@@ -1,15 +1,16 @@
 """The verdict: which option to recommend, in plain words, and what would change it.
 
 Recommend the viable option (no blocker) that needs the fewest clusters, then the lowest
-commit latency. When none is viable, recommend the least bad (fewest blockers, then fewest
-clusters) and say what would have to change.
+commit latency. When none is viable, recommend the least bad: the one whose blockers are the
+cheapest to remove (:data:`REMEDY_COST`: a routing or witness decision before bandwidth
+before physics), then the fewest clusters; and say what would have to change.
 """
 
 from __future__ import annotations
 
 __all__ = ["choose", "summary", "what_would_change"]
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from advisor import physics
 from advisor.options import Option
@@ -24,15 +25,30 @@ _NAMES = {
 }
 
 
+# When nothing is viable, how hard each kind of blocker is to remove: a design decision
+# (route a row's writes to its owner, add a witness site) is cheaper than more bandwidth,
+# which is cheaper than physics (latency set by distance cannot be tuned away).
+REMEDY_COST = {
+    "MULTI-SITE-WRITES-ASYNC": 1, "QUORUM-SITE-LOSS": 1, "QUORUM-NODE-LOSS": 1,
+    "BANDWIDTH": 2, "COMMIT-LATENCY-SLO": 3, "HOT-ROW-RATE": 3,
+}
+DEFAULT_REMEDY_COST = 2
+
+
 def blockers(option: Option, findings: Sequence[Finding]) -> list[Finding]:
     return [f for f in findings if f.option == option.architecture and f.severity == "blocker"]
+
+
+def remedy_cost(rule_ids: Iterable[str]) -> int:
+    """What it takes to remove these blocking rules (one count per rule id)."""
+    return sum(REMEDY_COST.get(rule, DEFAULT_REMEDY_COST) for rule in set(rule_ids))
 
 
 def choose(options: Sequence[Option], findings: Sequence[Finding]) -> Option:
     """The recommended option (see the module docstring)."""
     def key(option: Option) -> tuple[int, int, float]:
-        return (len(blockers(option, findings)), len(option.clusters),
-                option.commit_latency_ms.get("p50", 0.0))
+        cost = remedy_cost(f.rule for f in blockers(option, findings))
+        return (cost, len(option.clusters), option.commit_latency_ms.get("p50", 0.0))
     viable = [o for o in options if not blockers(o, findings)]
     return min(viable or options, key=key)
 
