@@ -146,7 +146,7 @@ def report(analysis: Analysis) -> Recommendation:
         topology=topology.name,
         architecture=chosen.architecture,  # type: ignore[arg-type]
         groups=[list(g) for g in _with_arbitrators(chosen)],
-        summary=verdict.summary(chosen, options, findings),
+        summary=verdict.summary(chosen, options, findings, analysis.rules),
         findings=findings,
         links=[link_report(link, sizes) for link in analysis.links],
         hot_rows=_hot_rows(options),

@@ -2,7 +2,7 @@
 
 A rule file holds ``id``, ``title``, ``severity``, ``parameters`` (thresholds with defaults),
 ``message`` (a ``str.format`` template over the values the predicate reports), ``rationale``,
-``references`` and ``examples``. Users override a severity, a threshold, a title or a message
+``references``, ``examples`` and, for blockers, a ``remedy`` (what would remove it). Users override a severity, a threshold, a title or a message
 with their own files (``--rules DIR``): a file there needs only ``id`` and what changes.
 Templates may only name plain fields (``{rtt_ms:.1f}``): no attribute or index access, so a
 rule file cannot reach into Python objects. Nothing in a rule file is executed.
@@ -22,7 +22,7 @@ from advisor.errors import AdvisorError, Location
 
 SEVERITIES = ("blocker", "warning", "info")
 _REQUIRED = ("id", "title", "severity", "message", "rationale")
-_ALLOWED = {*_REQUIRED, "parameters", "references", "examples", "applies_to"}
+_ALLOWED = {*_REQUIRED, "parameters", "references", "examples", "applies_to", "remedy"}
 _MAX_RULE_FILE_BYTES = 256 * 1024
 
 
@@ -37,6 +37,7 @@ class Rule:
     references: tuple[str, ...] = ()
     examples: Mapping[str, str] = field(default_factory=dict)
     applies_to: str = ""
+    remedy: str = ""  # what would remove a blocker, a template over {subject}
     source: str = ""
 
 
@@ -140,10 +141,11 @@ def _build(data: dict[str, Any], path: Path) -> Rule:
         isinstance(v, int | float) and not isinstance(v, bool) for v in parameters.values()
     ):
         raise AdvisorError("parameters must map names to numbers", Location(str(path), key="parameters"))
-    for key in ("title", "message", "rationale", "applies_to"):
+    for key in ("title", "message", "rationale", "applies_to", "remedy"):
         if key in data and not isinstance(data[key], str):
             raise AdvisorError(f"{key} must be text", Location(str(path), key=key))
     _check_template(data.get("message", ""), where)
+    _check_template(data.get("remedy", ""), where)
     return Rule(
         id=data["id"], title=data.get("title", "").strip(), severity=severity,
         message=" ".join(data.get("message", "").split()),
@@ -151,7 +153,8 @@ def _build(data: dict[str, Any], path: Path) -> Rule:
         parameters={k: float(v) for k, v in parameters.items()},
         references=tuple(str(r) for r in data.get("references") or ()),
         examples={str(k): str(v) for k, v in (data.get("examples") or {}).items()},
-        applies_to=data.get("applies_to", ""), source=str(path),
+        applies_to=data.get("applies_to", ""), remedy=" ".join(data.get("remedy", "").split()),
+        source=str(path),
     )
 
 

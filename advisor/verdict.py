@@ -10,11 +10,12 @@ from __future__ import annotations
 
 __all__ = ["choose", "summary", "what_would_change"]
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from advisor import physics
 from advisor.options import Option
 from advisor.result import Finding, WhatIf
+from advisor.rules import Rule
 from advisor.topology import Topology
 
 _NAMES = {
@@ -59,7 +60,8 @@ def _groups(option: Option) -> str:
                      for c in option.clusters)
 
 
-def summary(chosen: Option, options: Sequence[Option], findings: Sequence[Finding]) -> str:
+def summary(chosen: Option, options: Sequence[Option], findings: Sequence[Finding],
+            rules: Mapping[str, Rule] | None = None) -> str:
     """One paragraph in plain words: the decision, its main number, why not the others."""
     viable = not blockers(chosen, findings)
     commit = chosen.commit_latency_ms
@@ -70,6 +72,9 @@ def summary(chosen: Option, options: Sequence[Option], findings: Sequence[Findin
         parts.append(f"No option meets every requirement. The least bad is "
                      f"{_NAMES[chosen.architecture]} ({_groups(chosen)}), with "
                      f"{len(blockers(chosen, findings))} blocker(s) left to resolve.")
+        remedies = _remedies(chosen, findings, rules or {})
+        if remedies:
+            parts.append(f"To make it viable: {'; '.join(remedies)}.")
     if commit:
         parts.append(f"Commits take about {commit['p50']:.1f} ms at the median and "
                      f"{commit['p99']:.1f} ms at p99 at the slowest writing site.")
@@ -87,6 +92,16 @@ def summary(chosen: Option, options: Sequence[Option], findings: Sequence[Findin
         parts.append(f"On losing a site, about {chosen.data_at_risk_s * 1000:.0f} ms of recent "
                      "commits may be lost (asynchronous links).")
     return " ".join(parts)
+
+
+def _remedies(option: Option, findings: Sequence[Finding], rules: Mapping[str, Rule]) -> list[str]:
+    found = []
+    for finding in blockers(option, findings):
+        rule = rules.get(finding.rule)
+        text = rule.remedy.format(subject=finding.subject) if rule and rule.remedy else finding.title
+        if text not in found:
+            found.append(text)
+    return found
 
 
 def what_would_change(
