@@ -146,6 +146,7 @@ def report(analysis: Analysis) -> Recommendation:
         topology=topology.name,
         architecture=chosen.architecture,  # type: ignore[arg-type]
         groups=[list(g) for g in _with_arbitrators(chosen)],
+        arbitrators=_arbitrators(chosen),
         summary=verdict.summary(chosen, options, findings, analysis.rules),
         findings=findings,
         links=[link_report(link, sizes) for link in analysis.links],
@@ -159,6 +160,10 @@ def _with_arbitrators(option: Option) -> list[tuple[str, ...]]:
     return [c.members for c in option.clusters]
 
 
+def _arbitrators(option: Option) -> list[str]:
+    return [c.arbitrator for c in option.clusters if c.arbitrator and c.arbitrator not in c.sites]
+
+
 def _option_report(option: Option, findings: list[Finding]) -> OptionReport:
     blocking = verdict.blockers(option, findings)
     throughput = None
@@ -170,6 +175,7 @@ def _option_report(option: Option, findings: list[Finding]) -> OptionReport:
     return OptionReport(
         architecture=option.architecture,  # type: ignore[arg-type]
         groups=[list(g) for g in _with_arbitrators(option)],
+        arbitrators=_arbitrators(option),
         viable=not blocking,
         commit_latency_ms=option.commit_latency_ms,
         commit_latency_by_site_ms={s: c.commit_percentiles(s) for c in option.clusters

@@ -52,7 +52,8 @@ def _report(result: Recommendation, markdown: bool, width: int) -> str:
     wrap = (lambda text: text) if markdown else (
         lambda text: textwrap.fill(text, width, break_on_hyphens=False, subsequent_indent="  "))
     verdict = result.architecture or "none"
-    groups = " | ".join(" + ".join(g) for g in result.groups)
+    groups = " | ".join(" + ".join(f"garbd@{s}" if s in result.arbitrators else s for s in g)
+                        for g in result.groups)
     parts = [heading(f"{result.topology}: {verdict}", 1), f"Clusters: {groups}", wrap(result.summary)]
     parts += [heading("Options"), _options(result.options, markdown)]
     if result.hot_rows:

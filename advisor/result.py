@@ -87,6 +87,7 @@ class Throughput(_Out):
 class OptionReport(_Out):
     architecture: Architecture
     groups: list[list[str]]
+    arbitrators: list[str] = []  # sites in ``groups`` that hold a garbd, not data nodes
     viable: bool
     commit_latency_ms: dict[str, float]
     commit_latency_source: Source = "modelled"
@@ -124,6 +125,7 @@ class Recommendation(_Out):
     topology: str
     architecture: Architecture | None = None
     groups: list[list[str]] = []
+    arbitrators: list[str] = []  # sites in ``groups`` that hold a garbd, not data nodes
     summary: str = ""
     findings: list[Finding] = []
     links: list[LinkReport] = []

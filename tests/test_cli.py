@@ -20,7 +20,7 @@ def test_recommend_text_puts_the_verdict_first(cli):
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     assert lines[0] == "paris-frankfurt: grouped_clusters"
-    assert "Clusters: paris-1 + paris-2 + paris-witness | frankfurt" in result.stdout
+    assert "Clusters: paris-1 + paris-2 + garbd@paris-witness | frankfurt" in result.stdout
     for heading in ("Options", "Hot rows", "Findings", "Links", "What would change"):
         assert heading in result.stdout
     assert "\x1b[" not in result.stdout  # plain text when not a terminal
