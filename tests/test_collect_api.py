@@ -244,6 +244,12 @@ class FakeReader:
     def start(self) -> None:
         pass
 
+    def reached(self, position: tuple[str, int]) -> bool:
+        return True
+
+    def is_alive(self) -> bool:
+        return False
+
     def join(self, timeout: float | None = None) -> None:
         pass
 
@@ -342,3 +348,30 @@ def test_command_prints_to_standard_output_by_default(server: FakeServer) -> Non
                                          "10ms", "--duration", "30ms"])
     assert result.exit_code == 0, result.output
     assert "\nworkload:\n" in result.output and "\ngalera:\n" in result.output
+
+
+class LaggingReader(FakeReader):
+    """A reader that stopped short of the binlog end."""
+
+    log_file, log_pos = "mysql-bin.000001", 4
+
+    def reached(self, position: tuple[str, int]) -> bool:
+        return (self.log_file, self.log_pos) >= position
+
+
+def test_a_reader_left_behind_is_said(server: FakeServer,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    server.variables["log_bin"] = "ON"
+    monkeypatch.setattr(api, "BinlogReader", LaggingReader)
+    starts = iter([[("mysql-bin.000001", 4)]])
+
+    def answer(sql: str, original: Callable[[str], list[tuple[Any, ...]]] = server.answer
+               ) -> list[tuple[Any, ...]]:
+        if sql == "SHOW MASTER STATUS":
+            return next(starts, [("mysql-bin.000002", 900)])
+        return original(sql)
+
+    monkeypatch.setattr(server, "answer", answer)
+    evidence = api.collect(TARGET, interval_s=0.01, duration_s=0.03)
+    assert ("the binary log reader had reached mysql-bin.000001:4 of mysql-bin.000002:900 when "
+            "the run ended; hot-row counts miss the rest") in evidence.notes

@@ -26,14 +26,14 @@ def test_row_counter_ranks_by_peak_rate_not_total() -> None:
     counter = RowCounter()
     # 'burst' changes 40 times within 2 s; 'steady' 2 per second for 30 s (60 in all).
     for second in range(1000, 1030):
-        counter.add("db.t id=2", second, 2)
-    counter.add("db.t id=1", 1010, 20)
-    counter.add("db.t id=1", 1011, 20)
+        counter.add("db.t id=2", second, 2, origin=7)
+    counter.add("db.t id=1", 1010, 20, origin=2)
+    counter.add("db.t id=1", 1011, 20, origin=1)
     counter.add("db.t id=3", 1005)
     top = counter.top(2, window_s=10)
-    assert [(row.name, row.updates_per_s, row.total) for row in top] == [
-        ("db.t id=1", 4.0, 40),  # 40 in the best 10 s window
-        ("db.t id=2", 2.0, 60),
+    assert [(row.name, row.updates_per_s, row.total, row.origins) for row in top] == [
+        ("db.t id=1", 4.0, 40, (1, 2)),  # 40 in the best 10 s window, from two nodes
+        ("db.t id=2", 2.0, 60, (7,)),
     ]
     assert counter.events == 101
     assert counter.distinct == 3

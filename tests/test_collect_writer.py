@@ -56,7 +56,7 @@ def _evidence(hot_rows: list[HotRowRate] | None = None) -> CollectedEvidence:
         status=summarise_status(samples),
         writeset=WritesetSizes(980.4, 2500.0, "900 binlog transactions, scaled by 1.10"),
         hot_rows=hot_rows if hot_rows is not None else [
-            HotRowRate("hot.t id=1", 40.0, 800), HotRowRate("accounts id=42", 3.5, 70)],
+            HotRowRate("hot.t id=1", 40.0, 800, (1, 2)), HotRowRate("accounts id=42", 3.5, 70)],
         hot_row_source="binlog",
         hot_row_window_s=10.0,
         hot_row_events=900,
@@ -94,6 +94,7 @@ def test_every_number_says_where_it_came_from() -> None:
     assert "wsrep_replicated_bytes + wsrep_received_bytes" in lines["replicated_bytes_per_s"]
     assert "# binary log: row events per primary key, peak over 10s" in lines["hot_rows"]
     assert "# wsrep_provider_version '4.23(rXXXX)'" in lines["version"]
+    assert "# 800 changes in the run, from server_id 1, 2" in text
     assert "advisor@db1:3306 at 2026-01-02T03:04:05Z: 3 status samples every 10s" in text
     assert "# Note: log_slave_updates is OFF: an example note" in text
     unwrapped = re.sub(r"\n\s*#\s+", " ", text)

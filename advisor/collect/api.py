@@ -41,6 +41,9 @@ from advisor.errors import AdvisorError
 HotRowSource = Literal["binlog", "performance_schema", "none"]
 DEFAULT_TOP_ROWS = 10
 _STREAM_START_TIMEOUT_S = 15.0
+# After the last sample, how long the binlog reader may take to read up to the position the
+# server had then (it reads as fast as it parses, which a busy server can outrun).
+_CATCH_UP_S = 10.0
 _READER_JOIN_TIMEOUT_S = 10.0
 
 
@@ -168,6 +171,25 @@ def _writeset_sizes(status: StatusSummary, reader: BinlogReader | None,
     return None
 
 
+def _let_reader_catch_up(reader: BinlogReader, sampler: _Sampler,
+                         settings: ConnectionSettings, notes: list[str]) -> None:
+    """Wait a little for the reader to reach the binlog end as of now; say if it did not."""
+    if sampler.connection is None:
+        return
+    try:
+        end = _binlog_position(sampler.connection, settings)
+    except AdvisorError:
+        return
+    if end is None:
+        return
+    deadline = time.monotonic() + _CATCH_UP_S
+    while not reader.reached(end) and reader.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if not reader.reached(end):
+        notes.append(f"the binary log reader had reached {reader.log_file}:{reader.log_pos} "
+                     f"of {end[0]}:{end[1]} when the run ended; hot-row counts miss the rest")
+
+
 class _Sampler:
     """Reads status (and table counts) each interval, reconnecting after a lost connection."""
 
@@ -265,7 +287,7 @@ def collect(target: ConnectionSettings, *, interval_s: float = 10, duration_s: f
         started_at = datetime.now(UTC)
         start = time.monotonic()
         sampler = _Sampler(target, connection, source == "performance_schema", notes)
-        ended_early = False
+        ended_early = interrupted = False
         tick = 0
         try:
             while True:
@@ -282,10 +304,12 @@ def collect(target: ConnectionSettings, *, interval_s: float = 10, duration_s: f
                     sampler.sample(time.monotonic() - start)
                     break
         except KeyboardInterrupt:
-            ended_early = True
+            ended_early = interrupted = True
         duration = time.monotonic() - start
         if progress is not None:
             progress(min(1.0, duration / duration_s))
+        if reader is not None and not interrupted:
+            _let_reader_catch_up(reader, sampler, target, notes)
     finally:
         reader_stop.set()
         if reader is not None:

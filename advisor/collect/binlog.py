@@ -76,6 +76,16 @@ def primary_key_columns(connection: Connection,
     return [(str(name), int(position) - 1) for name, position in rows]
 
 
+def _driver_connect(**kwargs: Any) -> Connection:
+    """pymysql.connect for the stream reader, with the argument names pymysql wants now.
+
+    The reader asks for its control connection with ``db=``, which pymysql deprecates.
+    """
+    if "db" in kwargs:
+        kwargs["database"] = kwargs.pop("db")
+    return pymysql.connect(**kwargs)
+
+
 class BinlogReader(threading.Thread):
     """Counts row modifications per primary key from ``log_file``/``log_pos`` until stopped.
 
@@ -103,13 +113,16 @@ class BinlogReader(threading.Thread):
         self._last_end = 0
         self._transaction_start: int | None = None
 
+    def reached(self, position: tuple[str, int]) -> bool:
+        """Has the reader read up to ``position`` (binlog file, offset)?"""
+        return (self.log_file, self.log_pos) >= position
+
     # -- the stream ---------------------------------------------------------------------------
 
     def _stream(self) -> BinLogStreamReader:
         kwargs = self.settings.pymysql_kwargs()
         kwargs.pop("autocommit", None)
         kwargs.pop("charset", None)
-        kwargs["passwd"] = kwargs.pop("password")
         return BinLogStreamReader(
             connection_settings=kwargs,
             server_id=random.randint(*_SERVER_ID_RANGE),
@@ -124,6 +137,7 @@ class BinlogReader(threading.Thread):
             ignored_schemas=_SYSTEM_SCHEMAS,
             freeze_schema=True,
             enable_logging=False,
+            pymysql_wrapper=_driver_connect,
         )
 
     def run(self) -> None:
@@ -202,10 +216,12 @@ class BinlogReader(threading.Thread):
             return
         image = "before_values" if isinstance(event, UpdateRowsEvent) else "values"
         second = int(event.timestamp) or int(time.time())
+        origin = int(getattr(event.packet, "server_id", 0) or 0)
         for row in event.rows:
             values = list(row[image].values())
             if all(position < len(values) for _, position in key):
-                self.rows.add(row_name(schema, table, [(c, values[p]) for c, p in key]), second)
+                name = row_name(schema, table, [(c, values[p]) for c, p in key])
+                self.rows.add(name, second, origin=origin)
 
     def _key_columns(self, schema: str, table: str) -> list[tuple[str, int]]:
         cached = self._keys.get((schema, table))

@@ -43,6 +43,7 @@ class HotRowRate:
     name: str
     updates_per_s: float
     total: int
+    origins: tuple[int, ...] = ()  # server_id of the nodes the changes came from (binlog)
 
 
 def _value_text(value: object) -> str:
@@ -117,15 +118,18 @@ class RowCounter:
         self._names: list[str] = []
         self._rows = array("q")
         self._seconds = array("q")
+        self._origins = array("q")
 
-    def add(self, name: str, second: int, count: int = 1) -> None:
-        """Record ``count`` modifications of row ``name`` in the second ``second`` [unix s]."""
+    def add(self, name: str, second: int, count: int = 1, origin: int = 0) -> None:
+        """Record ``count`` modifications of row ``name`` in the second ``second`` [unix s],
+        made on the node whose ``server_id`` is ``origin``."""
         row = self._ids.get(name)
         if row is None:
             row = self._ids[name] = len(self._names)
             self._names.append(name)
         self._rows.extend([row] * count)
         self._seconds.extend([second] * count)
+        self._origins.extend([origin] * count)
 
     @property
     def events(self) -> int:
@@ -157,8 +161,10 @@ class RowCounter:
         peaks = peak_window_rates(counts, window_s)
         names = [self._names[i] for i in candidates]
         order = sorted(range(candidates.size), key=lambda i: (-peaks[i], names[i]))[:n]
+        origins = np.frombuffer(self._origins, dtype=np.int64)
         return [
-            HotRowRate(names[i], round_rate(float(peaks[i])), int(totals[candidates[i]]))
+            HotRowRate(names[i], round_rate(float(peaks[i])), int(totals[candidates[i]]),
+                       tuple(int(o) for o in np.unique(origins[rows == candidates[i]])))
             for i in order
         ]
 

@@ -144,7 +144,10 @@ def _workload(evidence: CollectedEvidence) -> CommentedMap:
             entry = CommentedMap()
             entry["name"] = DoubleQuotedScalarString(row.name)
             entry["updates_per_s"] = _rate(row.updates_per_s)
-            entry.yaml_add_eol_comment(f"{row.total} changes in the run", "updates_per_s")
+            origins = (f", from server_id {', '.join(map(str, row.origins))}"
+                       if row.origins else "")
+            entry.yaml_add_eol_comment(f"{row.total} changes in the run{origins}",
+                                       "updates_per_s")
             rows.append(entry)
         section["hot_rows"] = rows
         section.yaml_add_eol_comment(_hot_rows_comment(evidence), "hot_rows")

@@ -95,6 +95,17 @@ def missing_requirements() -> list[str]:
     return missing
 
 
+def _socket_accepts(path: Path) -> bool:
+    """Does a server listen on this Unix socket? (pymysql leaks its socket when it does not.)"""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(2)
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return False
+    return True
+
+
 def _free_ports(count: int) -> list[int]:
     """Ports the kernel hands out now; held open together so they are distinct."""
     sockets = []
@@ -278,6 +289,9 @@ class GaleraCluster:
                 raise RuntimeError(
                     f"node{node.index} exited with {node.process.returncode}\n{self._logs()}"
                 )
+            if not _socket_accepts(node.socket):
+                time.sleep(0.3)
+                continue
             try:
                 with node.root_connection(connect_timeout=2) as conn, conn.cursor() as cur:
                     cur.execute("SHOW GLOBAL STATUS LIKE 'wsrep_local_state_comment'")
