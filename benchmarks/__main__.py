@@ -1,0 +1,194 @@
+"""``python -m benchmarks``: run every benchmark and rewrite BENCHMARKS.md.
+
+``python -m benchmarks --smoke`` runs each benchmark at a tiny size to check it still runs
+(not how fast), in well under 30 s, and writes nothing unless ``--output`` is given.
+"""
+
+from __future__ import annotations
+
+__all__ = ["NEXT", "document", "machine", "main"]
+
+import argparse
+import datetime
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+
+from benchmarks import fidelity, speed
+from benchmarks.cases import rows
+
+REPO = Path(__file__).resolve().parents[1]
+CALIBRATION = REPO.parent / "shared" / "calibration"
+
+# What to change when a speed target is missed, from profiling it (issue 6).
+NEXT = {
+    "cli": (
+        "About a third of the time is imports beyond the bare three (networkx for quorum "
+        "components on a handful of sites, typer/click, the pydantic models), the rest the "
+        "engine: `RttDistribution.quantile` on sample-based distributions calls `np.quantile` "
+        "with 20,000 levels (an O(n) `unique` and `partition` per call) for every site pair, "
+        "for every writer of every candidate cluster, and the rule pack is parsed with the "
+        "pure-Python YAML loader. Next: interpolate the sorted atoms directly, draw each "
+        "pair's RTTs once per evaluator, drop networkx from quorum, use `yaml.CSafeLoader`."
+    ),
+    "many_sites_time": (
+        "The engine repeats the same work: every cluster candidate the grouping heuristic "
+        "tries redraws every pair's 20,000 RTTs (`_pair_draws` -> `np.quantile`), once per "
+        "writer site; the complete-linkage heuristic recomputes pair medians at each merge; "
+        "and the commit path is a (draws x sites x sites) array per writer. Next: cache the "
+        "per-pair draws and medians on the evaluator, replace `np.quantile` on sorted atoms "
+        "by interpolation, and compute the max over paths without materialising "
+        "(draws x k x j) copies."
+    ),
+    "many_sites_rss": (
+        "Commit draws are built as (20,000 x sites x sites) float64 arrays, several at once "
+        "(small, write-set, their copy, the path sum, the masked copy): about 150 MB each at "
+        "30 sites. Next: reduce over the path in blocks of draws, or in float32."
+    ),
+    "pingparsing": "see where the time goes above; parse_file is vectorised over bytes.",
+    "sweep": "the sweep should be one numpy expression per option; see where the time goes.",
+}
+
+
+def machine() -> dict[str, str]:
+    """CPU model, cores, RAM, OS, and the versions that matter to the figures."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        ram = f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.1f} GiB"
+    except (ValueError, OSError, AttributeError):
+        ram = "unknown"
+    info = {
+        "CPU": cpu,
+        "cores": f"{os.cpu_count()} logical",
+        "RAM": ram,
+        "OS": _os_name(),
+        "Python": f"{platform.python_implementation()} {platform.python_version()}",
+    }
+    for package in ("numpy", "pydantic", "PyYAML", "pingparsing"):
+        try:
+            info[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            info[package] = "not installed"
+    return info
+
+
+def _os_name() -> str:
+    try:
+        text = Path("/etc/os-release").read_text(encoding="utf-8")
+        release = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+        name = release.get("PRETTY_NAME", "").strip('"')
+    except OSError:
+        name = ""
+    return f"{name or platform.system()} ({platform.system()} {platform.release()})"
+
+
+def _commit() -> str:
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, check=True,
+                              capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                               check=True, capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + (" with uncommitted changes" if dirty else "")
+
+
+def document(figures: Sequence[speed.Figure], fidelity_section: str, host: dict[str, str],
+             *, when: datetime.datetime, commit: str, elapsed_s: float) -> str:
+    """BENCHMARKS.md: machine, speed table and what is next, fidelity table, how to rerun."""
+    missed = [f for f in figures if f.met is False]
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Generated by `python -m benchmarks` on {when:%Y-%m-%d %H:%M} UTC at commit {commit}, "
+        f"in {elapsed_s / 60:.1f} minutes. Do not edit by hand: rerun the command.",
+        "",
+        "## Machine",
+        "",
+        *[f"- {key}: {value}" for key, value in host.items()],
+        "",
+        "## Speed",
+        "",
+        "Each ratio is taken between runs made back to back in the same session, several times, "
+        "and the median reported; absolute times are medians too. The machine may be shared, "
+        "so absolute times carry noise the ratios mostly cancel.",
+        "",
+        speed.markdown(figures).rstrip(),
+        "",
+    ]
+    if missed:
+        lines += ["### Missed targets: why, and what is next", ""]
+        lines += [f"- **{f.benchmark}, {f.measure}** ({speed.format_value(f)} against "
+                  f"{speed.format_target(f)}): {NEXT.get(f.key, 'not yet profiled.')}"
+                  for f in missed]
+        lines += ["", "These belong to the engine (advisor/), reported on issue 6.", ""]
+    else:
+        lines += ["Every speed target is met.", ""]
+    lines += [
+        "## Fidelity",
+        "",
+        "Every calibration case (../shared/calibration/lab-galera.yaml and field-data.yaml) "
+        "rebuilt as a topology by `benchmarks/cases.py` and run through the model with its "
+        "defaults; error = (predicted - measured) / measured. None of the sources states a "
+        "verdict, so every row is a number.",
+        "",
+        fidelity_section.rstrip(),
+        "",
+        "## Reproduce",
+        "",
+        "```sh",
+        "pip install -e '.[test]' pingparsing   # pingparsing only for its comparison",
+        "python -m benchmarks                   # everything, rewrites BENCHMARKS.md",
+        "python -m benchmarks --smoke           # a few seconds: checks every benchmark still runs",
+        "```",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, to check the benchmarks still run (CI)")
+    parser.add_argument("--output", type=Path, default=None,
+                        help="report file (default: BENCHMARKS.md; none with --smoke)")
+    args = parser.parse_args(argv)
+    output = args.output or (None if args.smoke else REPO / "BENCHMARKS.md")
+    start = time.perf_counter()
+
+    def progress(step: str) -> None:
+        print(f"[{time.perf_counter() - start:6.1f} s] {step}", file=sys.stderr, flush=True)
+
+    progress("fidelity: calibration cases")
+    calibration_rows = rows()
+    fidelity_section = fidelity.markdown(calibration_rows, CALIBRATION)
+    figures = speed.run(speed.SMOKE if args.smoke else speed.FULL, profile=not args.smoke,
+                        progress=progress)
+    text = document(figures, fidelity_section, machine(),
+                    when=datetime.datetime.now(datetime.UTC), commit=_commit(),
+                    elapsed_s=time.perf_counter() - start)
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
+        progress(f"wrote {output}")
+    summary = fidelity.summarise(calibration_rows)
+    for figure in figures:
+        print(f"{figure.benchmark}: {figure.measure} {speed.format_value(figure)} "
+              f"(target {speed.format_target(figure)})")
+    print(f"fidelity: median absolute error {summary.median_abs_error:.1%} "
+          f"over {summary.rows} rows")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
