@@ -17,7 +17,12 @@ from benchmarks.__main__ import main
 from benchmarks.cases import Row, rows
 
 
-def test_smoke_runs_every_benchmark_and_writes_both_tables(tmp_path, capsys):
+@pytest.fixture(scope="module")
+def calibration():
+    return rows()
+
+
+def test_smoke_runs_every_benchmark_and_writes_both_tables(tmp_path, capsys, calibration):
     output = tmp_path / "BENCHMARKS.md"
     assert main(["--smoke", "--output", str(output)]) == 0
     text = output.read_text(encoding="utf-8")
@@ -29,7 +34,6 @@ def test_smoke_runs_every_benchmark_and_writes_both_tables(tmp_path, capsys):
     assert len(speed_rows) == 6
     assert "`recommend()`, 4 sites, 6 links x 500 samples" in text
     assert "1,000 points on paris-frankfurt" in text
-    calibration = rows()
     fidelity_rows = [line for line in text.splitlines()
                      if line.startswith("| ") and line.count("|") == 8 and "---" not in line]
     assert len(fidelity_rows) == len(calibration) + 1  # with the header
@@ -72,11 +76,19 @@ def test_rows_off_by_more_than_25_percent_carry_their_reason_and_fix():
     assert "**Median absolute error: 40.0%** over 3 rows (target ≤ 15%: **missed**)" in text
 
 
-def test_every_calibration_case_has_rows(tmp_path):
-    assert fidelity.uncovered_cases(rows(), speed.REPO.parent / "shared" / "calibration") == []
+def test_every_calibration_row_off_by_more_than_25_percent_has_a_reason_and_a_fix(calibration):
+    known = fidelity.fixes()
+    for row in fidelity.summarise(calibration).off:
+        assert row.why, f"{row.case}: {row.quantity} is off by {row.error:+.0%} with no reason"
+        assert row.case in known, f"{row.case}: no fix recorded in benchmarks/fidelity.py"
+
+
+def test_every_calibration_case_has_rows(tmp_path, calibration):
+    shared = speed.REPO.parent / "shared" / "calibration"
+    assert fidelity.uncovered_cases(calibration, shared) == []
     (tmp_path / "field-data.yaml").write_text(
         "cases:\n  - id: new-field-case\n  - id: propagation\n")
-    assert fidelity.uncovered_cases(rows(), tmp_path) == ["new-field-case"]
+    assert fidelity.uncovered_cases(calibration, tmp_path) == ["new-field-case"]
 
 
 def test_figure_met_follows_the_direction_of_its_target():
