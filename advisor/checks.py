@@ -50,25 +50,36 @@ def rtt_below_physics(ctx: Context, p: Params) -> Iterator[RuleHit]:
             fastest_ms = float(measured.distribution.quantile(0.0))
             gap_ms = link.floor_rtt_ms - fastest_ms
             if gap_ms > p["tolerance_ms"]:
-                yield RuleHit(_pair(link), {
-                    "sites": _pair(link), "rtt_min_ms": fastest_ms,
-                    "floor_rtt_ms": link.floor_rtt_ms, "gap_ms": gap_ms, "medium": link.medium,
-                    "path_km": path_km, "source": measured.source,
-                    "max_distance_km": float(physics.max_distance_km(fastest_ms, link.medium)),
-                })
+                yield RuleHit(
+                    _pair(link),
+                    {
+                        "sites": _pair(link),
+                        "rtt_min_ms": fastest_ms,
+                        "floor_rtt_ms": link.floor_rtt_ms,
+                        "gap_ms": gap_ms,
+                        "medium": link.medium,
+                        "path_km": path_km,
+                        "source": measured.source,
+                        "max_distance_km": float(physics.max_distance_km(fastest_ms, link.medium)),
+                    },
+                )
 
 
 def rtt_estimated(ctx: Context, p: Params) -> Iterator[RuleHit]:
     """A pair nobody measured: its RTT comes from distance and a published fit."""
     for link in ctx.links:
         if link.rtt_source == "estimated":
-            yield RuleHit(_pair(link), {
-                "sites": _pair(link), "rtt_p50_ms": float(link.rtt.quantile(0.5)),
-                "distance_km": link.distance_km or 0.0,
-                "floor_rtt_ms": link.floor_rtt_ms or 0.0,
-                "overhead_ms": physics.ESTIMATE_FIXED_OVERHEAD_MS,
-                "route_factor": physics.ESTIMATE_ROUTE_FACTOR,
-            })
+            yield RuleHit(
+                _pair(link),
+                {
+                    "sites": _pair(link),
+                    "rtt_p50_ms": float(link.rtt.quantile(0.5)),
+                    "distance_km": link.distance_km or 0.0,
+                    "floor_rtt_ms": link.floor_rtt_ms or 0.0,
+                    "overhead_ms": physics.ESTIMATE_FIXED_OVERHEAD_MS,
+                    "route_factor": physics.ESTIMATE_ROUTE_FACTOR,
+                },
+            )
 
 
 def ping_only(ctx: Context, p: Params) -> Iterator[RuleHit]:
@@ -77,12 +88,19 @@ def ping_only(ctx: Context, p: Params) -> Iterator[RuleHit]:
     for link in ctx.links:
         if link.icmp_only:
             modelled, _ = link.writeset_rtt(size)
-            yield RuleHit(_pair(link), {
-                "sites": _pair(link), "rtt_p50_ms": float(link.rtt.quantile(0.5)),
-                "writeset_bytes": size, "writeset_rtt_p50_ms": float(modelled.quantile(0.5)),
-                "bandwidth_mbps": link.effective_bandwidth_mbps,
-                "bandwidth_note": "" if link.bandwidth_mbps else " (assumed; no bandwidth_mbps given)",
-            })
+            yield RuleHit(
+                _pair(link),
+                {
+                    "sites": _pair(link),
+                    "rtt_p50_ms": float(link.rtt.quantile(0.5)),
+                    "writeset_bytes": size,
+                    "writeset_rtt_p50_ms": float(modelled.quantile(0.5)),
+                    "bandwidth_mbps": link.effective_bandwidth_mbps,
+                    "bandwidth_note": ""
+                    if link.bandwidth_mbps
+                    else " (assumed; no bandwidth_mbps given)",
+                },
+            )
 
 
 CHECKS: dict[str, Callable[[Context, Params], Iterator[RuleHit]]] = {
@@ -109,7 +127,9 @@ LINK_RULES = ("RTT-BELOW-PHYSICS", "RTT-ESTIMATED", "PING-ONLY")
 CROSS_CLUSTER_RULES = ("MULTI-SITE-WRITES-ASYNC", "ASYNC-OWNERSHIP", "ASYNC-DATA-LOSS")
 
 
-def evaluate(rules: Mapping[str, Rule], ctx: Context, ids: Sequence[str] | None = None) -> list[Finding]:
+def evaluate(
+    rules: Mapping[str, Rule], ctx: Context, ids: Sequence[str] | None = None
+) -> list[Finding]:
     """Run the predicates of ``ids`` (default: every rule) and build the findings."""
     findings = []
     for rule_id in ids if ids is not None else sorted(rules):
@@ -119,11 +139,17 @@ def evaluate(rules: Mapping[str, Rule], ctx: Context, ids: Sequence[str] | None 
             raise AdvisorError(f"rule {rule_id} has no predicate in advisor.checks")
         for hit in check(ctx, rule.parameters):
             values = {**rule.parameters, **hit.values}
-            findings.append(Finding(
-                rule=rule.id, severity=rule.severity, subject=hit.subject, option=hit.option,
-                title=rule.title, message=render_message(rule, values),
-                values={k: _plain(v) for k, v in hit.values.items()},
-            ))
+            findings.append(
+                Finding(
+                    rule=rule.id,
+                    severity=rule.severity,
+                    subject=hit.subject,
+                    option=hit.option,
+                    title=rule.title,
+                    message=render_message(rule, values),
+                    values={k: _plain(v) for k, v in hit.values.items()},
+                )
+            )
     return findings
 
 

@@ -11,7 +11,7 @@ __all__ = ["app", "main"]
 
 import functools
 from collections.abc import Callable
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -29,30 +29,30 @@ EXIT_CHECK_FAILED = 1
 EXIT_BAD_INPUT = 2
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     text = "text"
     json = "json"
     markdown = "markdown"
 
 
-class Architecture(str, Enum):
+class Architecture(StrEnum):
     single_cluster = "single_cluster"
     per_site_clusters = "per_site_clusters"
     grouped_clusters = "grouped_clusters"
 
 
-class FailOn(str, Enum):
+class FailOn(StrEnum):
     blocker = "blocker"
     warning = "warning"
 
 
-class Variable(str, Enum):
+class Variable(StrEnum):
     rtt = "rtt"
     distance = "distance"
     hot_row_rate = "hot-row-rate"
 
 
-class SweepFormat(str, Enum):
+class SweepFormat(StrEnum):
     text = "text"
     json = "json"
     csv = "csv"
@@ -107,7 +107,9 @@ def recommend(
     ] = None,
     fail_on: Annotated[
         FailOn | None,
-        typer.Option("--fail-on", help="Exit 1 if the recommended option has findings this severe."),
+        typer.Option(
+            "--fail-on", help="Exit 1 if the recommended option has findings this severe."
+        ),
     ] = None,
     rules: RulesOpt = None,
 ) -> None:
@@ -120,12 +122,19 @@ def recommend(
     problems = []
     for path, result in zip(files, results, strict=True):
         if require is not None and result.architecture != require.value:
-            problems.append(f"{path}: --require {require.value} did not hold: "
-                            f"{result.architecture} is recommended")
+            problems.append(
+                f"{path}: --require {require.value} did not hold: "
+                f"{result.architecture} is recommended"
+            )
         if fail_on is not None:
             severities = {"blocker"} if fail_on is FailOn.blocker else {"blocker", "warning"}
-            hits = sorted({f.rule for f in result.findings if f.severity in severities
-                           and f.option in (None, result.architecture)})
+            hits = sorted(
+                {
+                    f.rule
+                    for f in result.findings
+                    if f.severity in severities and f.option in (None, result.architecture)
+                }
+            )
             if hits:
                 problems.append(f"{path}: --fail-on {fail_on.value}: {', '.join(hits)}")
     for problem in problems:
@@ -159,8 +168,9 @@ def doc(
     if unknown or not chosen:
         raise AdvisorError(f"--format takes md, html and adr, got {formats!r}")
     analysis = analyse(file, rules_dirs=rules or ())
-    written = write_documents(analysis, output, formats=chosen, templates_dir=templates,
-                              force=force)
+    written = write_documents(
+        analysis, output, formats=chosen, templates_dir=templates, force=force
+    )
     for path in written:
         typer.echo(str(path))
 

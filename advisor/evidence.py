@@ -84,7 +84,9 @@ class LinkEvidence:
             return None
         return float(physics.light_speed_fraction(self.floor_rtt_ms, self.rtt.quantile(0.5)))
 
-    def writeset_rtt(self, size_bytes: float) -> tuple[RttDistribution, Literal["measured", "modelled"]]:
+    def writeset_rtt(
+        self, size_bytes: float
+    ) -> tuple[RttDistribution, Literal["measured", "modelled"]]:
         """Round trip of one write set of ``size_bytes`` and its acknowledgement.
 
         A ``tcp_rr`` measurement at the nearest request size is used, shifted by what the TCP
@@ -139,14 +141,23 @@ def _pair(loaded: LoadedTopology, a: Site, b: Site) -> LinkEvidence:
     else:
         rtt, source = _estimate(spec, distance_km, loaded, key, a, b), "estimated"
     return LinkEvidence(
-        sites=(a.name, b.name), medium=spec.medium, distance_km=distance_km,
-        distance_source=distance_source, route_km=spec.route_km,
-        bandwidth_mbps=spec.bandwidth_mbps, floor_rtt_ms=floor, rtt=rtt, rtt_source=source,
-        measurements=measured, key=key,
+        sites=(a.name, b.name),
+        medium=spec.medium,
+        distance_km=distance_km,
+        distance_source=distance_source,
+        route_km=spec.route_km,
+        bandwidth_mbps=spec.bandwidth_mbps,
+        floor_rtt_ms=floor,
+        rtt=rtt,
+        rtt_source=source,
+        measurements=measured,
+        key=key,
     )
 
 
-def _distance(link: Link, a: Site, b: Site) -> tuple[float | None, Literal["given", "locations"] | None]:
+def _distance(
+    link: Link, a: Site, b: Site
+) -> tuple[float | None, Literal["given", "locations"] | None]:
     if link.distance_km is not None:
         return link.distance_km, "given"
     if a.location and b.location:
@@ -156,21 +167,30 @@ def _distance(link: Link, a: Site, b: Site) -> tuple[float | None, Literal["give
 
 
 def _estimate(
-    link: Link, distance_km: float | None, loaded: LoadedTopology,
-    key: tuple[str | int, ...], a: Site, b: Site,
+    link: Link,
+    distance_km: float | None,
+    loaded: LoadedTopology,
+    key: tuple[str | int, ...],
+    a: Site,
+    b: Site,
 ) -> RttDistribution:
     if link.route_km:  # the route is known: only the fixed overhead is added
-        p50 = physics.ESTIMATE_FIXED_OVERHEAD_MS + float(physics.floor_rtt_ms(link.route_km, link.medium))
+        p50 = physics.ESTIMATE_FIXED_OVERHEAD_MS + float(
+            physics.floor_rtt_ms(link.route_km, link.medium)
+        )
     elif distance_km is not None:
         p50 = physics.ESTIMATE_FIXED_OVERHEAD_MS + physics.ESTIMATE_ROUTE_FACTOR * float(
-            physics.floor_rtt_ms(distance_km, link.medium))
+            physics.floor_rtt_ms(distance_km, link.medium)
+        )
     else:
         raise AdvisorError(
             f"no RTT for sites {a.name} and {b.name}: add a link with measurements or "
             "distance_km, or give both sites a location",
             loaded.location(*key),
         )
-    return RttDistribution.from_percentiles({"p50": p50, "p95": p50 * physics.ESTIMATE_P95_OVER_P50})
+    return RttDistribution.from_percentiles(
+        {"p50": p50, "p95": p50 * physics.ESTIMATE_P95_OVER_P50}
+    )
 
 
 def _small_message_rtt(measured: tuple[MeasuredRtt, ...]) -> RttDistribution:
@@ -184,12 +204,14 @@ def _small_message_rtt(measured: tuple[MeasuredRtt, ...]) -> RttDistribution:
 def _read(loaded: LoadedTopology, spec: Measurement, key: tuple[str | int, ...]) -> MeasuredRtt:
     if spec.samples_ms is not None:
         dist = RttDistribution.from_samples(spec.samples_ms, loss=spec.loss or 0.0)
-        return MeasuredRtt(spec, dist, "inline samples", "samples",
-                           spec.request_bytes, spec.response_bytes)
+        return MeasuredRtt(
+            spec, dist, "inline samples", "samples", spec.request_bytes, spec.response_bytes
+        )
     if spec.percentiles_ms is not None:
         dist = RttDistribution.from_percentiles(spec.percentiles_ms.given(), loss=spec.loss or 0.0)
-        return MeasuredRtt(spec, dist, "given percentiles", "percentiles",
-                           spec.request_bytes, spec.response_bytes)
+        return MeasuredRtt(
+            spec, dist, "given percentiles", "percentiles", spec.request_bytes, spec.response_bytes
+        )
     assert spec.file is not None
     path = loaded.resolve(spec.file)
     if not path.exists():
@@ -202,8 +224,9 @@ def _read(loaded: LoadedTopology, spec: Measurement, key: tuple[str | int, ...])
             "tcp_rr measurement needs request_bytes: the file does not state the request size",
             loaded.location(*key),
         )
-    return MeasuredRtt(spec, _distribution(parsed, spec), str(path), parsed.tool,
-                       request, response, parsed.notes)
+    return MeasuredRtt(
+        spec, _distribution(parsed, spec), str(path), parsed.tool, request, response, parsed.notes
+    )
 
 
 def _parser_options(spec: Measurement) -> dict[str, int]:

@@ -84,7 +84,9 @@ def _uniforms(a: str, b: str, draws: int) -> FloatArray:
 
 
 def _pair_draws(
-    cluster: Cluster, pair_rtt: PairRtt, lan: Mapping[str, tuple[RttDistribution, RttDistribution]],
+    cluster: Cluster,
+    pair_rtt: PairRtt,
+    lan: Mapping[str, tuple[RttDistribution, RttDistribution]],
     draws: int,
 ) -> tuple[FloatArray, FloatArray]:
     """Matrices (draws, s, s) of small and write-set round trips between the cluster's sites.
@@ -161,7 +163,9 @@ def hot_row_queue_ms(rate_per_s: float, commit_ms: float) -> tuple[float, float]
     return rho, wait
 
 
-def conflict_probability(others_per_s: npt.ArrayLike, window_ms: npt.ArrayLike) -> FloatArray | float:
+def conflict_probability(
+    others_per_s: npt.ArrayLike, window_ms: npt.ArrayLike
+) -> FloatArray | float:
     """Chance that an update loses certification to updates of the same row elsewhere.
 
     It fails when another member committed the row within its conflict window (about one

@@ -34,7 +34,7 @@ def set_partitions(items: Sequence[str]) -> Iterator[Partition]:
     for partition in set_partitions(rest):
         yield [(first,), *partition]
         for i, group in enumerate(partition):
-            yield [*partition[:i], (first, *group), *partition[i + 1:]]
+            yield [*partition[:i], (first, *group), *partition[i + 1 :]]
 
 
 def best_partition(
@@ -54,7 +54,8 @@ def best_partition(
         return None
     if len(sites) <= EXACT_LIMIT:
         candidates = (
-            p for p in set_partitions(list(sites))
+            p
+            for p in set_partitions(list(sites))
             if 2 <= len(p) < len(sites) and all(viable_group(g) for g in p) and spans_ok(p)
         )
         ranked = sorted(candidates, key=lambda p: (len(p), score(p), _names(p)))
@@ -66,7 +67,8 @@ def best_partition(
 
 
 def _agglomerate(
-    sites: Sequence[str], viable_group: Callable[[Group], bool],
+    sites: Sequence[str],
+    viable_group: Callable[[Group], bool],
     distance: Callable[[str, str], float],
 ) -> Partition | None:
     groups: Partition = [(s,) for s in sorted(sites)]
@@ -76,8 +78,9 @@ def _agglomerate(
     while True:
         pairs = sorted(
             (max(distance(a, b) for a in g for b in h), i, j)
-            for i, g in enumerate(groups) for j, h in enumerate(groups) if i < j
-            and frozenset(g + h) not in refused
+            for i, g in enumerate(groups)
+            for j, h in enumerate(groups)
+            if i < j and frozenset(g + h) not in refused
         )
         for _, i, j in pairs:
             merged = tuple(sorted(groups[i] + groups[j]))

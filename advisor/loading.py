@@ -184,11 +184,16 @@ class _Builder:
     def build(self, node: yaml.Node, path: KeyPath) -> Any:
         self.count += 1
         if self.count > self.limits.yaml_nodes:
-            self._fail(node, f"more than {self.limits.yaml_nodes:,} YAML nodes after alias "
-                       "expansion (an alias bomb?)")
+            self._fail(
+                node,
+                f"more than {self.limits.yaml_nodes:,} YAML nodes after alias "
+                "expansion (an alias bomb?)",
+            )
         if len(path) > self.limits.yaml_depth:
-            self._fail(node, f"nested deeper than {self.limits.yaml_depth} levels "
-                       "(or a self-referencing alias)")
+            self._fail(
+                node,
+                f"nested deeper than {self.limits.yaml_depth} levels (or a self-referencing alias)",
+            )
         self.positions.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
         if isinstance(node, yaml.MappingNode):
             return self._mapping(node, path)
@@ -197,8 +202,11 @@ class _Builder:
         return self._scalar(node)
 
     def _scalar(self, node: yaml.Node) -> Any:
-        if (node.tag == "tag:yaml.org,2002:str" and not node.style
-                and _YAML12_FLOAT.match(node.value)):
+        if (
+            node.tag == "tag:yaml.org,2002:str"
+            and not node.style
+            and _YAML12_FLOAT.match(node.value)
+        ):
             return float(node.value)  # YAML 1.2 reads 1e9 as a number; YAML 1.1 as text
         try:
             value = self.constructor.construct_object(node, deep=True)
@@ -224,12 +232,15 @@ class _Builder:
                 self._fail(key_node, f"duplicate key {key!r} (first given on line {first})")
             explicit.add(key)
             self.key_positions[(*path, key)] = (
-                key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+                key_node.start_mark.line + 1,
+                key_node.start_mark.column + 1,
+            )
             result[key] = self.build(value_node, (*path, key))
         return result
 
-    def _merge(self, node: yaml.Node, path: KeyPath, result: dict[Any, Any],
-               explicit: set[Any]) -> None:
+    def _merge(
+        self, node: yaml.Node, path: KeyPath, result: dict[Any, Any], explicit: set[Any]
+    ) -> None:
         sources = node.value if isinstance(node, yaml.SequenceNode) else [node]
         for source in sources:
             if not isinstance(source, yaml.MappingNode):
@@ -279,9 +290,15 @@ def _nearest(positions: Positions, path: KeyPath) -> tuple[int | None, int | Non
 
 
 _TYPE_NAMES = {
-    "int_type": "an integer", "float_type": "a number", "bool_type": "true or false",
-    "string_type": "text", "list_type": "a list", "tuple_type": "a list",
-    "dict_type": "a mapping", "model_type": "a mapping", "model_attributes_type": "a mapping",
+    "int_type": "an integer",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "string_type": "text",
+    "list_type": "a list",
+    "tuple_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
 }
 
 
@@ -298,8 +315,12 @@ def _message(item: Any, cause: Any) -> str:
     if kind in _TYPE_NAMES:
         return f"expected {_TYPE_NAMES[kind]}, got {_yaml_type(value)} {_show(value)}"
     if kind in {"greater_than_equal", "greater_than", "less_than_equal", "less_than"}:
-        op = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=",
-              "less_than": "<"}[kind]
+        op = {
+            "greater_than_equal": ">=",
+            "greater_than": ">",
+            "less_than_equal": "<=",
+            "less_than": "<",
+        }[kind]
         bound = next(iter(ctx.values()))
         bound_text = f"{bound:g}" if isinstance(bound, int | float) else str(bound)
         return f"must be {op} {bound_text}, got {_show(value)}"
@@ -345,5 +366,11 @@ def _show(value: Any) -> str:
 def _yaml_type(value: Any) -> str:
     if value is None:
         return "null"
-    return {bool: "boolean", int: "integer", float: "number", str: "text", list: "list",
-            dict: "mapping"}.get(type(value), type(value).__name__)
+    return {
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        str: "text",
+        list: "list",
+        dict: "mapping",
+    }.get(type(value), type(value).__name__)

@@ -53,12 +53,18 @@ def commit_latency_slo(ctx: Context, p: Params) -> Iterator[RuleHit]:
                 predicted = cluster.commit_percentiles(site)
                 broken = {k: predicted[k] for k, limit in limits.items() if predicted[k] > limit}
                 if broken:
-                    yield RuleHit(site, {
-                        "site": site, "option": option.architecture,
-                        "predicted": _keys(broken),
-                        "required": _keys({k: limits[k] for k in broken}),
-                        "commit_p50_ms": predicted["p50"], "commit_p99_ms": predicted["p99"],
-                    }, option.architecture)
+                    yield RuleHit(
+                        site,
+                        {
+                            "site": site,
+                            "option": option.architecture,
+                            "predicted": _keys(broken),
+                            "required": _keys({k: limits[k] for k in broken}),
+                            "commit_p50_ms": predicted["p50"],
+                            "commit_p99_ms": predicted["p99"],
+                        },
+                        option.architecture,
+                    )
 
 
 def _hot_rows(ctx: Context) -> Iterator[tuple[Any, Any]]:
@@ -86,10 +92,15 @@ def hot_row_queue(ctx: Context, p: Params) -> Iterator[RuleHit]:
 
 def _row_values(option: Any, row: Any, rho: float) -> dict[str, Any]:
     return {
-        "row": row.row.name, "option": option.architecture, "owner": row.owner,
-        "required_per_s": row.row.updates_per_s, "commit_p50_ms": row.commit_ms["p50"],
-        "commit_p99_ms": row.commit_ms["p99"], "bound_p50_per_s": row.bound_p50_per_s,
-        "bound_p99_per_s": row.bound_p99_per_s, "utilisation": rho,
+        "row": row.row.name,
+        "option": option.architecture,
+        "owner": row.owner,
+        "required_per_s": row.row.updates_per_s,
+        "commit_p50_ms": row.commit_ms["p50"],
+        "commit_p99_ms": row.commit_ms["p99"],
+        "bound_p50_per_s": row.bound_p50_per_s,
+        "bound_p99_per_s": row.bound_p99_per_s,
+        "utilisation": rho,
     }
 
 
@@ -98,13 +109,19 @@ def hot_row_conflicts(ctx: Context, p: Params) -> Iterator[RuleHit]:
     for option, row in _hot_rows(ctx):
         if row.conflicts_per_s > p["min_conflicts_per_s"]:
             writers = [w for w in row.writer_sites if w in option.clusters[row.cluster].sites]
-            yield RuleHit(row.row.name, {
-                "row": row.row.name, "option": option.architecture,
-                "writers": ", ".join(writers), "conflicts_per_s": row.conflicts_per_s,
-                "required_per_s": row.row.updates_per_s,
-                "share": row.conflicts_per_s / row.row.updates_per_s,
-                "commit_p50_ms": row.commit_ms["p50"],
-            }, option.architecture)
+            yield RuleHit(
+                row.row.name,
+                {
+                    "row": row.row.name,
+                    "option": option.architecture,
+                    "writers": ", ".join(writers),
+                    "conflicts_per_s": row.conflicts_per_s,
+                    "required_per_s": row.row.updates_per_s,
+                    "share": row.conflicts_per_s / row.row.updates_per_s,
+                    "commit_p50_ms": row.commit_ms["p50"],
+                },
+                option.architecture,
+            )
 
 
 def multi_site_writes_async(ctx: Context, p: Params) -> Iterator[RuleHit]:
@@ -112,10 +129,17 @@ def multi_site_writes_async(ctx: Context, p: Params) -> Iterator[RuleHit]:
     for option, row in _hot_rows(ctx):
         if row.spans_clusters:
             routed = ", ".join(f"{site} +{rtt:.1f} ms" for site, rtt in row.routed_rtt_ms.items())
-            yield RuleHit(row.row.name, {
-                "row": row.row.name, "option": option.architecture, "owner": row.owner,
-                "writers": ", ".join(row.writer_sites), "routed": routed,
-            }, option.architecture)
+            yield RuleHit(
+                row.row.name,
+                {
+                    "row": row.row.name,
+                    "option": option.architecture,
+                    "owner": row.owner,
+                    "writers": ", ".join(row.writer_sites),
+                    "routed": routed,
+                },
+                option.architecture,
+            )
 
 
 def async_ownership(ctx: Context, p: Params) -> Iterator[RuleHit]:
@@ -124,9 +148,15 @@ def async_ownership(ctx: Context, p: Params) -> Iterator[RuleHit]:
         writing = [i for i, c in enumerate(option.clusters) if c.writers]
         if len(writing) > 1:
             groups = "; ".join(", ".join(option.clusters[i].sites) for i in writing)
-            yield RuleHit(option.architecture, {
-                "option": option.architecture, "clusters": len(writing), "groups": groups,
-            }, option.architecture)
+            yield RuleHit(
+                option.architecture,
+                {
+                    "option": option.architecture,
+                    "clusters": len(writing),
+                    "groups": groups,
+                },
+                option.architecture,
+            )
 
 
 def quorum_site_loss(ctx: Context, p: Params) -> Iterator[RuleHit]:
@@ -134,11 +164,16 @@ def quorum_site_loss(ctx: Context, p: Params) -> Iterator[RuleHit]:
     for option in ctx.options:
         for cluster in option.clusters:
             if cluster.site_failures:
-                yield RuleHit(", ".join(cluster.sites), {
-                    "option": option.architecture, "cluster": ", ".join(cluster.sites),
-                    "failures": "; ".join(f.describe() for f in cluster.site_failures),
-                    "fix": _arbitrator_advice(ctx),
-                }, option.architecture)
+                yield RuleHit(
+                    ", ".join(cluster.sites),
+                    {
+                        "option": option.architecture,
+                        "cluster": ", ".join(cluster.sites),
+                        "failures": "; ".join(f.describe() for f in cluster.site_failures),
+                        "fix": _arbitrator_advice(ctx),
+                    },
+                    option.architecture,
+                )
 
 
 def quorum_node_loss(ctx: Context, p: Params) -> Iterator[RuleHit]:
@@ -146,16 +181,23 @@ def quorum_node_loss(ctx: Context, p: Params) -> Iterator[RuleHit]:
     for option in ctx.options:
         for cluster in option.clusters:
             if cluster.node_failures:
-                yield RuleHit(", ".join(cluster.sites), {
-                    "option": option.architecture, "cluster": ", ".join(cluster.sites),
-                    "failures": "; ".join(f.describe() for f in cluster.node_failures),
-                }, option.architecture)
+                yield RuleHit(
+                    ", ".join(cluster.sites),
+                    {
+                        "option": option.architecture,
+                        "cluster": ", ".join(cluster.sites),
+                        "failures": "; ".join(f.describe() for f in cluster.node_failures),
+                    },
+                    option.architecture,
+                )
 
 
 def _arbitrator_advice(ctx: Context) -> str:
     if not any(site.arbitrator for site in ctx.topology.sites):
-        return ("no site may host an arbitrator: mark a third site with arbitrator: true so a "
-                "garbd there can break the tie")
+        return (
+            "no site may host an arbitrator: mark a third site with arbitrator: true so a "
+            "garbd there can break the tie"
+        )
     return "no site marked arbitrator: true restores a majority for every single failure"
 
 
@@ -164,10 +206,16 @@ def arbitrator_placed(ctx: Context, p: Params) -> Iterator[RuleHit]:
     for option in ctx.options:
         for cluster in option.clusters:
             if cluster.arbitrator:
-                yield RuleHit(cluster.arbitrator, {
-                    "option": option.architecture, "cluster": ", ".join(cluster.sites),
-                    "site": cluster.arbitrator, "cost_ms": cluster.arbitrator_cost_ms,
-                }, option.architecture)
+                yield RuleHit(
+                    cluster.arbitrator,
+                    {
+                        "option": option.architecture,
+                        "cluster": ", ".join(cluster.sites),
+                        "site": cluster.arbitrator,
+                        "cost_ms": cluster.arbitrator_cost_ms,
+                    },
+                    option.architecture,
+                )
 
 
 def send_window(ctx: Context, p: Params) -> Iterator[RuleHit]:
@@ -185,12 +233,20 @@ def send_window(ctx: Context, p: Params) -> Iterator[RuleHit]:
                 needed = peak * p["headroom"] * cluster.safe_period_ms / 1000.0
                 needed *= galera.writesets_per_message(ctx.writeset_p50_bytes)
                 user = max(p["min_window"], 2 ** math.ceil(math.log2(max(needed, 1.0))))
-                yield RuleHit(", ".join(cluster.sites), {
-                    "option": option.architecture, "cluster": ", ".join(cluster.sites),
-                    "limit_per_s": limit, "peak_per_s": peak, "window": cluster.user_send_window,
-                    "safe_period_ms": cluster.safe_period_ms,
-                    "user_send_window": int(user), "send_window": int(2 * user),
-                }, option.architecture)
+                yield RuleHit(
+                    ", ".join(cluster.sites),
+                    {
+                        "option": option.architecture,
+                        "cluster": ", ".join(cluster.sites),
+                        "limit_per_s": limit,
+                        "peak_per_s": peak,
+                        "window": cluster.user_send_window,
+                        "safe_period_ms": cluster.safe_period_ms,
+                        "user_send_window": int(user),
+                        "send_window": int(2 * user),
+                    },
+                    option.architecture,
+                )
 
 
 def _replicated_mbps(ctx: Context) -> tuple[float, str] | None:
@@ -215,11 +271,18 @@ def bandwidth(ctx: Context, p: Params) -> Iterator[RuleHit]:
         carried += [evaluator_links[frozenset(a.sites)] for a in option.async_links]
         for link in carried:
             if link.bandwidth_mbps and mbps > link.bandwidth_mbps * p["max_utilisation"]:
-                yield RuleHit("-".join(link.sites), {
-                    "option": option.architecture, "sites": "-".join(link.sites),
-                    "traffic_mbps": mbps, "bandwidth_mbps": link.bandwidth_mbps, "basis": basis,
-                    "utilisation": mbps / link.bandwidth_mbps,
-                }, option.architecture)
+                yield RuleHit(
+                    "-".join(link.sites),
+                    {
+                        "option": option.architecture,
+                        "sites": "-".join(link.sites),
+                        "traffic_mbps": mbps,
+                        "bandwidth_mbps": link.bandwidth_mbps,
+                        "basis": basis,
+                        "utilisation": mbps / link.bandwidth_mbps,
+                    },
+                    option.architecture,
+                )
 
 
 def async_data_loss(ctx: Context, p: Params) -> Iterator[RuleHit]:
@@ -230,10 +293,17 @@ def async_data_loss(ctx: Context, p: Params) -> Iterator[RuleHit]:
         if allowed is None or at_risk is None or at_risk <= allowed:
             continue
         worst = max(option.async_links, key=lambda link: link.lag_ms["p99"])
-        yield RuleHit(option.architecture, {
-            "option": option.architecture, "at_risk_s": at_risk, "allowed_s": allowed,
-            "sites": "-".join(worst.sites), "lag_p50_ms": worst.lag_ms["p50"],
-        }, option.architecture)
+        yield RuleHit(
+            option.architecture,
+            {
+                "option": option.architecture,
+                "at_risk_s": at_risk,
+                "allowed_s": allowed,
+                "sites": "-".join(worst.sites),
+                "lag_p50_ms": worst.lag_ms["p50"],
+            },
+            option.architecture,
+        )
 
 
 def rtt_tail_instability(ctx: Context, p: Params) -> Iterator[RuleHit]:
@@ -257,19 +327,29 @@ def rtt_tail_instability(ctx: Context, p: Params) -> Iterator[RuleHit]:
             if rtt.basis == "samples" and top / p50 > p["max_tail_ratio"]:
                 reasons.append(f"p99.9 {top:.1f} ms is {top / p50:.1f}x the median")
             if delayed_per_day > p["max_delayed_per_day"]:
-                reasons.append(f"about {delayed_per_day:.2g} silences a day beyond "
-                               f"keepalive + delay_margin ({delayed_s:g} s)")
+                reasons.append(
+                    f"about {delayed_per_day:.2g} silences a day beyond "
+                    f"keepalive + delay_margin ({delayed_s:g} s)"
+                )
             if float(rtt.quantile(1.0)) >= keepalive_s * 1000:
                 reasons.append("round trips beyond evs.keepalive_period")
             if reasons:
-                yield RuleHit("-".join(link.sites), {
-                    "option": option.architecture, "sites": "-".join(link.sites),
-                    "reasons": "; ".join(reasons), "rtt_p50_ms": p50, "rtt_top_ms": top,
-                    "loss": rtt.loss, "delayed_per_day": delayed_per_day,
-                    "suspect_per_day": suspect_per_day,
-                    "delayed_bound_per_day": delayed_bound * per_day,
-                    "keepalive": format_duration(max(keepalive_s, 3.0)),
-                    "suspect": format_duration(max(suspect_s, 30.0)),
-                    "inactive": format_duration(max(float(opts["evs.inactive_timeout"]), 60.0)),
-                    "install": format_duration(max(float(opts["evs.install_timeout"]), 60.0)),
-                }, option.architecture)
+                yield RuleHit(
+                    "-".join(link.sites),
+                    {
+                        "option": option.architecture,
+                        "sites": "-".join(link.sites),
+                        "reasons": "; ".join(reasons),
+                        "rtt_p50_ms": p50,
+                        "rtt_top_ms": top,
+                        "loss": rtt.loss,
+                        "delayed_per_day": delayed_per_day,
+                        "suspect_per_day": suspect_per_day,
+                        "delayed_bound_per_day": delayed_bound * per_day,
+                        "keepalive": format_duration(max(keepalive_s, 3.0)),
+                        "suspect": format_duration(max(suspect_s, 30.0)),
+                        "inactive": format_duration(max(float(opts["evs.inactive_timeout"]), 60.0)),
+                        "install": format_duration(max(float(opts["evs.install_timeout"]), 60.0)),
+                    },
+                    option.architecture,
+                )

@@ -63,7 +63,9 @@ class ClusterEval:
 
     @property
     def members(self) -> tuple[str, ...]:
-        return self.sites + ((self.arbitrator,) if self.arbitrator and self.arbitrator not in self.sites else ())
+        return self.sites + (
+            (self.arbitrator,) if self.arbitrator and self.arbitrator not in self.sites else ()
+        )
 
     def commit_percentiles(self, site: str | None = None) -> Percentiles:
         """Commit latency at ``site`` or, by default, the worst writer site for each key."""
@@ -138,8 +140,14 @@ class Option:
 class Evaluator:
     """Evaluates clusters and options of one topology; caches clusters by their sites."""
 
-    def __init__(self, topology: Topology, links: Sequence[LinkEvidence], *,
-                 writeset_bytes: tuple[float, float], draws: int = galera.DRAWS) -> None:
+    def __init__(
+        self,
+        topology: Topology,
+        links: Sequence[LinkEvidence],
+        *,
+        writeset_bytes: tuple[float, float],
+        draws: int = galera.DRAWS,
+    ) -> None:
         self.topology = topology
         self.draws = draws
         self.writeset_p50_bytes, self.writeset_p99_bytes = writeset_bytes
@@ -167,8 +175,9 @@ class Evaluator:
         small = RttDistribution.from_percentiles(given)
         size = self.writeset_p50_bytes
         # Inside a site: 10 Gbit/s, warm window (a LAN cluster's links are busy and short).
-        return small, small.map(lambda v: np.asarray(
-            tcp.request_response_ms(size, 128, v, 10_000.0, window="warm")))
+        return small, small.map(
+            lambda v: np.asarray(tcp.request_response_ms(size, 128, v, 10_000.0, window="warm"))
+        )
 
     def pair_rtt(self, a: str, b: str) -> tuple[RttDistribution, RttDistribution]:
         key = frozenset((a, b))
@@ -185,7 +194,9 @@ class Evaluator:
     def cluster(self, sites: Sequence[str]) -> ClusterEval:
         key = frozenset(sites)
         if key not in self._clusters:
-            self._clusters[key] = self._evaluate_cluster(tuple(s for s in self.data_sites if s in key))
+            self._clusters[key] = self._evaluate_cluster(
+                tuple(s for s in self.data_sites if s in key)
+            )
         return self._clusters[key]
 
     def _members(self, sites: tuple[str, ...], arbitrator: str | None) -> dict[str, list[int]]:
@@ -194,21 +205,33 @@ class Evaluator:
             weights.setdefault(arbitrator, []).append(1)  # garbd: pc.weight 1
         return weights
 
-    def _failures(self, sites: tuple[str, ...], arbitrator: str | None,
-                  writers: tuple[str, ...]) -> tuple[list[quorum.Failure], list[quorum.Failure]]:
+    def _failures(
+        self, sites: tuple[str, ...], arbitrator: str | None, writers: tuple[str, ...]
+    ) -> tuple[list[quorum.Failure], list[quorum.Failure]]:
         members = self._members(sites, arbitrator)
         weights = {s: float(sum(w)) for s, w in members.items()}
         survive_site = self.topology.requirements.survive == "site"
         site_failures = quorum.site_failures(weights, set(writers)) if survive_site else []
         return site_failures, quorum.node_loss_failures(members)
 
-    def _commit(self, sites: tuple[str, ...], arbitrator: str | None,
-                writers: tuple[str, ...]) -> dict[str, FloatArray]:
-        members = {s: n for s, n in ((s, len(w)) for s, w in self._members(sites, arbitrator).items())}
+    def _commit(
+        self, sites: tuple[str, ...], arbitrator: str | None, writers: tuple[str, ...]
+    ) -> dict[str, FloatArray]:
+        members = {
+            s: n for s, n in ((s, len(w)) for s, w in self._members(sites, arbitrator).items())
+        }
         spec = galera.Cluster(members, segments=self.segments and len(members) > 1)
-        return {w: galera.commit_latency_draws(spec, w, self.pair_rtt, self._lan, draws=self.draws,
-                                               local_commit_ms=self.local_commit_ms)
-                for w in writers}
+        return {
+            w: galera.commit_latency_draws(
+                spec,
+                w,
+                self.pair_rtt,
+                self._lan,
+                draws=self.draws,
+                local_commit_ms=self.local_commit_ms,
+            )
+            for w in writers
+        }
 
     def _evaluate_cluster(self, sites: tuple[str, ...]) -> ClusterEval:
         writers = tuple(s for s in sites if s in self.writing)
@@ -226,16 +249,26 @@ class Evaluator:
                 unfixable = True
         user_window = int(self.options["evs.user_send_window"])
         evaluated = ClusterEval(
-            sites=sites, arbitrator=arbitrator, writers=writers, commit_ms=commit,
-            site_failures=site_failures, node_failures=node_failures,
-            links=[self.link(a, b) for i, a in enumerate(self._member_sites(sites, arbitrator))
-                   for b in self._member_sites(sites, arbitrator)[i + 1:]],
-            window_limit_commits_per_s=0.0, user_send_window=user_window,
-            arbitrator_cost_ms=cost, unfixable_by_arbitrator=unfixable,
+            sites=sites,
+            arbitrator=arbitrator,
+            writers=writers,
+            commit_ms=commit,
+            site_failures=site_failures,
+            node_failures=node_failures,
+            links=[
+                self.link(a, b)
+                for i, a in enumerate(self._member_sites(sites, arbitrator))
+                for b in self._member_sites(sites, arbitrator)[i + 1 :]
+            ],
+            window_limit_commits_per_s=0.0,
+            user_send_window=user_window,
+            arbitrator_cost_ms=cost,
+            unfixable_by_arbitrator=unfixable,
             local_commit_ms=self.local_commit_ms,
         )
         evaluated.window_limit_commits_per_s = galera.window_limit_commits_per_s(
-            user_window, evaluated.safe_period_ms, self.writeset_p50_bytes)
+            user_window, evaluated.safe_period_ms, self.writeset_p50_bytes
+        )
         return evaluated
 
     @staticmethod
@@ -262,13 +295,18 @@ class Evaluator:
 
     def option(self, architecture: str, groups: Sequence[Sequence[str]]) -> Option:
         # Sites within a group, and groups, in declaration order.
-        groups = sorted((tuple(s for s in self.data_sites if s in g) for g in groups),
-                        key=lambda g: self.data_sites.index(g[0]))
+        groups = sorted(
+            (tuple(s for s in self.data_sites if s in g) for g in groups),
+            key=lambda g: self.data_sites.index(g[0]),
+        )
         clusters = [self.cluster(g) for g in groups]
         option = Option(architecture, groups, clusters, [], [])
         # A partial option (one candidate group) judges only the rows its groups own.
-        option.hot_rows = [self._hot_row(option, row) for row in self.topology.workload.hot_rows
-                           if any(self._owner(row) in g for g in groups)]
+        option.hot_rows = [
+            self._hot_row(option, row)
+            for row in self.topology.workload.hot_rows
+            if any(self._owner(row) in g for g in groups)
+        ]
         option.async_links = self._async_links(option)
         option.throughput = self._throughput(option)
         return option
@@ -283,14 +321,22 @@ class Evaluator:
         index = option.cluster_of(owner)
         cluster = option.clusters[index]
         in_cluster = [w for w in writers if w in cluster.commit_ms]
-        commit = (max((cluster.commit_percentiles(w) for w in in_cluster), key=lambda p: p["p50"])
-                  if in_cluster else cluster.commit_percentiles())
+        commit = (
+            max((cluster.commit_percentiles(w) for w in in_cluster), key=lambda p: p["p50"])
+            if in_cluster
+            else cluster.commit_percentiles()
+        )
         spans = any(w not in cluster.sites for w in writers)
-        routed = {w: float(self.link(w, owner).rtt.quantile(0.5)) for w in writers
-                  if w not in cluster.sites}
+        routed = {
+            w: float(self.link(w, owner).rtt.quantile(0.5))
+            for w in writers
+            if w not in cluster.sites
+        }
         # Writers at several sites of one cluster write on several members: each site's
         # share of the rate races the others within one commit latency.
-        rates = [row.updates_per_s / len(in_cluster)] * len(in_cluster) if len(in_cluster) > 1 else []
+        rates = (
+            [row.updates_per_s / len(in_cluster)] * len(in_cluster) if len(in_cluster) > 1 else []
+        )
         windows = [float(np.median(cluster.commit_ms[w])) for w in in_cluster] if rates else []
         conflicts = galera.conflict_rate_per_s(rates, windows) if rates else 0.0
         return HotRowEval(row, writers, owner, index, commit, spans, routed, conflicts)
@@ -318,8 +364,9 @@ class Evaluator:
         lan_commit = self.cluster([site]).commit_ms[site]
         added = (cluster.commit_ms[site] - float(np.median(lan_commit))) * clients.commits_per_txn
         cap = cluster.window_limit_commits_per_s / clients.commits_per_txn
-        rate, latency = galera.closed_loop(clients.concurrency, clients.baseline_txn_latency_ms,
-                                           np.maximum(added, 0.0), cap)
+        rate, latency = galera.closed_loop(
+            clients.concurrency, clients.baseline_txn_latency_ms, np.maximum(added, 0.0), cap
+        )
         limited = "send window" if math.isclose(rate, cap) else "commit latency"
         txn = summarise(latency, ("p50", "p95"))
         return rate * clients.commits_per_txn, txn, limited

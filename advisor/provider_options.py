@@ -48,7 +48,9 @@ def parse_duration_s(value: OptionValue) -> float:
             raise ValueError(f"expected an ISO 8601 duration such as PT5S or PT1M, got {value!r}")
         parts = {k: float(v) for k, v in match.groupdict().items() if v}
         seconds = (
-            parts.get("d", 0) * 86400 + parts.get("h", 0) * 3600 + parts.get("m", 0) * 60
+            parts.get("d", 0) * 86400
+            + parts.get("h", 0) * 3600
+            + parts.get("m", 0) * 60
             + parts.get("s", 0)
         )
     if not seconds >= 0 or seconds == float("inf"):
@@ -126,24 +128,78 @@ _PARSERS: dict[str, Callable[[OptionValue], OptionValue]] = {
 # Galera options the model does not read but a user may legitimately set; a key close to one
 # of these or of the parsed ones but not equal is a typo (galera.md sections 1a to 1g).
 _OTHER_KNOWN = {
-    "evs.max_install_timeouts", "evs.use_aggregate", "evs.version", "evs.stats_report_period",
-    "evs.debug_log_mask", "evs.info_log_mask", "evs.causal_keepalive_period",
-    "evs.view_forget_timeout", "gcs.fc_debug", "gcs.fc_auto_evict_window",
-    "gcs.fc_auto_evict_threshold", "gcs.recv_q_hard_limit", "gcs.recv_q_soft_limit",
-    "gcs.max_throttle", "gcs.sync_donor", "gcs.check_appl_proto", "gmcast.listen_addr",
-    "gmcast.mcast_addr", "gmcast.mcast_ttl", "gmcast.time_wait", "gmcast.version",
-    "gmcast.isolate", "pc.ignore_sb", "pc.ignore_quorum", "pc.recovery", "pc.wait_prim",
-    "pc.wait_prim_timeout", "pc.announce_timeout", "pc.linger", "pc.npvo", "pc.checksum",
-    "pc.bootstrap", "pc.version", "socket.recv_buf_size", "socket.send_buf_size",
-    "socket.checksum", "socket.ssl", "socket.ssl_ca", "socket.ssl_cert", "socket.ssl_key",
-    "socket.ssl_cipher", "socket.ssl_compression", "socket.ssl_password_file",
-    "socket.ssl_reload", "socket.dynamic", "gcache.size", "gcache.page_size", "gcache.dir",
-    "gcache.name", "gcache.recover", "gcache.keep_pages_size", "gcache.mem_size",
-    "gcache.keep_plaintext_size", "gcache.encryption", "repl.commit_order",
-    "repl.causal_read_timeout", "repl.key_format", "repl.max_ws_size", "repl.proto_max",
-    "base_host", "base_port", "base_dir", "cert.log_conflicts", "cert.optimistic_pa",
-    "debug", "gcomm.thread_prio", "ist.recv_addr", "ist.recv_bind", "protonet.backend",
-    "protonet.version", "gcs.fc_limit", "gcs.fc_factor",
+    "evs.max_install_timeouts",
+    "evs.use_aggregate",
+    "evs.version",
+    "evs.stats_report_period",
+    "evs.debug_log_mask",
+    "evs.info_log_mask",
+    "evs.causal_keepalive_period",
+    "evs.view_forget_timeout",
+    "gcs.fc_debug",
+    "gcs.fc_auto_evict_window",
+    "gcs.fc_auto_evict_threshold",
+    "gcs.recv_q_hard_limit",
+    "gcs.recv_q_soft_limit",
+    "gcs.max_throttle",
+    "gcs.sync_donor",
+    "gcs.check_appl_proto",
+    "gmcast.listen_addr",
+    "gmcast.mcast_addr",
+    "gmcast.mcast_ttl",
+    "gmcast.time_wait",
+    "gmcast.version",
+    "gmcast.isolate",
+    "pc.ignore_sb",
+    "pc.ignore_quorum",
+    "pc.recovery",
+    "pc.wait_prim",
+    "pc.wait_prim_timeout",
+    "pc.announce_timeout",
+    "pc.linger",
+    "pc.npvo",
+    "pc.checksum",
+    "pc.bootstrap",
+    "pc.version",
+    "socket.recv_buf_size",
+    "socket.send_buf_size",
+    "socket.checksum",
+    "socket.ssl",
+    "socket.ssl_ca",
+    "socket.ssl_cert",
+    "socket.ssl_key",
+    "socket.ssl_cipher",
+    "socket.ssl_compression",
+    "socket.ssl_password_file",
+    "socket.ssl_reload",
+    "socket.dynamic",
+    "gcache.size",
+    "gcache.page_size",
+    "gcache.dir",
+    "gcache.name",
+    "gcache.recover",
+    "gcache.keep_pages_size",
+    "gcache.mem_size",
+    "gcache.keep_plaintext_size",
+    "gcache.encryption",
+    "repl.commit_order",
+    "repl.causal_read_timeout",
+    "repl.key_format",
+    "repl.max_ws_size",
+    "repl.proto_max",
+    "base_host",
+    "base_port",
+    "base_dir",
+    "cert.log_conflicts",
+    "cert.optimistic_pa",
+    "debug",
+    "gcomm.thread_prio",
+    "ist.recv_addr",
+    "ist.recv_bind",
+    "protonet.backend",
+    "protonet.version",
+    "gcs.fc_limit",
+    "gcs.fc_factor",
 }
 KNOWN_OPTIONS = frozenset(_PARSERS) | frozenset(_OTHER_KNOWN)
 
@@ -172,8 +228,12 @@ FLAVOR_DEFAULTS: dict[str, dict[str, OptionValue]] = {
     "codership": dict(_COMMON_DEFAULTS),
     "mariadb": dict(_COMMON_DEFAULTS),
     # PXC build: send_window 10, user_send_window 4, fc_limit 100 (percona/galera PR #110).
-    "pxc": {**_COMMON_DEFAULTS, "evs.send_window": 10, "evs.user_send_window": 4,
-            "gcs.fc_limit": 100},
+    "pxc": {
+        **_COMMON_DEFAULTS,
+        "evs.send_window": 10,
+        "evs.user_send_window": 4,
+        "gcs.fc_limit": 100,
+    },
 }
 
 

@@ -26,8 +26,10 @@ class Failure:
     surviving_fraction: float  # best surviving component's share of the total weight
 
     def describe(self) -> str:
-        return (f"{self.event} leaves at most {self.surviving_fraction:.0%} of the votes "
-                "with the writers, not a majority")
+        return (
+            f"{self.event} leaves at most {self.surviving_fraction:.0%} of the votes "
+            "with the writers, not a majority"
+        )
 
 
 def _graph(weights: Mapping[str, float]) -> nx.Graph:

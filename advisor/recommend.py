@@ -34,9 +34,9 @@ from advisor.rules import Rule, load_rules
 _OPERATIONS = {
     "single_cluster": "one cluster to run; every commit crosses the WAN; quorum spans sites",
     "per_site_clusters": "a cluster per site, asynchronous channels between them, ProxySQL "
-                         "routing writes to each row's owner site",
+    "routing writes to each row's owner site",
     "grouped_clusters": "a cluster per group, asynchronous channels between groups, ProxySQL "
-                        "routing writes to each row's owner group",
+    "routing writes to each row's owner group",
 }
 
 
@@ -65,17 +65,19 @@ def recommend(
     return report(analyse(topology, rules_dirs=rules_dirs))
 
 
-def analyse(
-    topology: LoadedTopology | str | Path, *, rules_dirs: Iterable[Path] = ()
-) -> Analysis:
+def analyse(topology: LoadedTopology | str | Path, *, rules_dirs: Iterable[Path] = ()) -> Analysis:
     """Run the engine and keep its intermediate results (options, evidence, findings)."""
     loaded = topology if isinstance(topology, LoadedTopology) else load_topology(topology)
     rules = load_rules(rules_dirs)
     links = gather_links(loaded)
     sizes = writeset_sizes(loaded)
     evaluator = Evaluator(loaded.topology, links, writeset_bytes=sizes)
-    base = Context(topology=loaded.topology, links=links, writeset_p50_bytes=sizes[0],
-                   provider_options=evaluator.options)
+    base = Context(
+        topology=loaded.topology,
+        links=links,
+        writeset_p50_bytes=sizes[0],
+        provider_options=evaluator.options,
+    )
     options = _candidates(evaluator, rules, base)
     ctx = replace(base, options=tuple(options))
     findings = evaluate(rules, ctx)
@@ -98,8 +100,9 @@ def _candidates(evaluator: Evaluator, rules: dict[str, Rule], base: Context) -> 
         return not blocked(evaluator.option("grouped_clusters", [group]), local_rules)
 
     def spans_ok(partition: list[tuple[str, ...]]) -> bool:
-        return not blocked(evaluator.option("grouped_clusters", partition),
-                           list(CROSS_CLUSTER_RULES))
+        return not blocked(
+            evaluator.option("grouped_clusters", partition), list(CROSS_CLUSTER_RULES)
+        )
 
     def score(partition: list[tuple[str, ...]]) -> float:
         return evaluator.option("grouped_clusters", partition).commit_latency_ms["p50"]
@@ -116,9 +119,13 @@ def _candidates(evaluator: Evaluator, rules: dict[str, Rule], base: Context) -> 
     return options
 
 
-def _nearest_pair_merged(sites: list[str], distance: Callable[[str, str], float]) -> list[tuple[str, ...]]:
-    a, b = min(((a, b) for i, a in enumerate(sites) for b in sites[i + 1:]),
-               key=lambda pair: (distance(*pair), pair))
+def _nearest_pair_merged(
+    sites: list[str], distance: Callable[[str, str], float]
+) -> list[tuple[str, ...]]:
+    a, b = min(
+        ((a, b) for i, a in enumerate(sites) for b in sites[i + 1 :]),
+        key=lambda pair: (distance(*pair), pair),
+    )
     return [(a, b), *((s,) for s in sites if s not in (a, b))]
 
 
@@ -136,12 +143,17 @@ def report(analysis: Analysis) -> Recommendation:
     topology = analysis.loaded.topology
     chosen, options, findings = analysis.chosen, analysis.options, analysis.findings
     sizes = writeset_sizes(analysis.loaded)
-    inter = [link for link in analysis.links
-             if link.sites[0] in analysis.evaluator.data_sites
-             and link.sites[1] in analysis.evaluator.data_sites]
+    inter = [
+        link
+        for link in analysis.links
+        if link.sites[0] in analysis.evaluator.data_sites
+        and link.sites[1] in analysis.evaluator.data_sites
+    ]
     worst_p50 = max((float(link.rtt.quantile(0.5)) for link in inter), default=0.0)
-    lan = [float(np.median(analysis.evaluator.cluster([s]).commit_ms[s]))
-           for s in analysis.evaluator.writing] or [0.0]
+    lan = [
+        float(np.median(analysis.evaluator.cluster([s]).commit_ms[s]))
+        for s in analysis.evaluator.writing
+    ] or [0.0]
     return Recommendation(
         topology=topology.name,
         architecture=chosen.architecture,  # type: ignore[arg-type]
@@ -152,7 +164,9 @@ def report(analysis: Analysis) -> Recommendation:
         links=[link_report(link, sizes) for link in analysis.links],
         hot_rows=_hot_rows(options),
         options=[_option_report(o, findings) for o in options],
-        what_would_change=verdict.what_would_change(topology, options, findings, max(lan), worst_p50),
+        what_would_change=verdict.what_would_change(
+            topology, options, findings, max(lan), worst_p50
+        ),
     )
 
 
@@ -169,7 +183,9 @@ def _option_report(option: Option, findings: list[Finding]) -> OptionReport:
     throughput = None
     if option.throughput is not None:
         rate, txn, limited = option.throughput
-        throughput = Throughput(commits_per_s=round(rate, 2), txn_latency_ms=txn, limited_by=limited)
+        throughput = Throughput(
+            commits_per_s=round(rate, 2), txn_latency_ms=txn, limited_by=limited
+        )
     conflicts = sum(row.conflicts_per_s for row in option.hot_rows) if option.hot_rows else None
     survives = not any(c.site_failures or c.node_failures for c in option.clusters)
     return OptionReport(
@@ -178,8 +194,9 @@ def _option_report(option: Option, findings: list[Finding]) -> OptionReport:
         arbitrators=_arbitrators(option),
         viable=not blocking,
         commit_latency_ms=option.commit_latency_ms,
-        commit_latency_by_site_ms={s: c.commit_percentiles(s) for c in option.clusters
-                                   for s in c.writers},
+        commit_latency_by_site_ms={
+            s: c.commit_percentiles(s) for c in option.clusters for s in c.writers
+        },
         throughput=throughput,
         survives_site_loss=survives,
         data_at_risk_s=None if option.data_at_risk_s is None else round(option.data_at_risk_s, 4),
@@ -194,14 +211,18 @@ def _hot_rows(options: list[Option]) -> list[HotRowReport]:
     rows = []
     for index, first in enumerate(options[0].hot_rows if options else []):
         per = {o.architecture: o.hot_rows[index] for o in options}
-        rows.append(HotRowReport(
-            name=first.row.name, required_updates_per_s=first.row.updates_per_s,
-            writer_sites=list(first.writer_sites),
-            max_updates_per_s={a: round(r.bound_p50_per_s, 2) for a, r in per.items()},
-            max_updates_per_s_p99={a: round(r.bound_p99_per_s, 2) for a, r in per.items()},
-            utilisation={a: round(first.row.updates_per_s / r.bound_p50_per_s, 4)
-                         for a, r in per.items()},
-        ))
+        rows.append(
+            HotRowReport(
+                name=first.row.name,
+                required_updates_per_s=first.row.updates_per_s,
+                writer_sites=list(first.writer_sites),
+                max_updates_per_s={a: round(r.bound_p50_per_s, 2) for a, r in per.items()},
+                max_updates_per_s_p99={a: round(r.bound_p99_per_s, 2) for a, r in per.items()},
+                utilisation={
+                    a: round(first.row.updates_per_s / r.bound_p50_per_s, 4) for a, r in per.items()
+                },
+            )
+        )
     return rows
 
 
@@ -218,19 +239,28 @@ def link_report(link: LinkEvidence, writeset_sizes: tuple[float, float]) -> Link
     small, source = link.writeset_rtt(p50_size)
     large, _ = link.writeset_rtt(p99_size)
     return LinkReport(
-        sites=link.sites, distance_km=_round(link.distance_km, 1),
-        distance_source=link.distance_source, route_km=link.route_km, medium=link.medium,
-        bandwidth_mbps=link.bandwidth_mbps, floor_rtt_ms=_round(link.floor_rtt_ms, 3),
-        rtt_ms=rtt_summary(link.rtt), rtt_source=link.rtt_source,
+        sites=link.sites,
+        distance_km=_round(link.distance_km, 1),
+        distance_source=link.distance_source,
+        route_km=link.route_km,
+        medium=link.medium,
+        bandwidth_mbps=link.bandwidth_mbps,
+        floor_rtt_ms=_round(link.floor_rtt_ms, 3),
+        rtt_ms=rtt_summary(link.rtt),
+        rtt_source=link.rtt_source,
         light_speed_fraction=_round(link.light_speed_fraction, 3),
         loss=_round(link.rtt.loss, 6) if link.rtt_source == "measured" else None,
         measurements=[
             MeasurementReport(
                 method=m.method,
                 payload_bytes=(m.spec.payload_bytes or 56) if m.method == "icmp" else None,
-                request_bytes=m.request_bytes, response_bytes=m.response_bytes,
-                samples=m.distribution.n_samples, rtt_ms=_measured_summary(m.distribution),
-                loss=_round(m.distribution.loss, 6), source=m.source, tool=m.tool,
+                request_bytes=m.request_bytes,
+                response_bytes=m.response_bytes,
+                samples=m.distribution.n_samples,
+                rtt_ms=_measured_summary(m.distribution),
+                loss=_round(m.distribution.loss, 6),
+                source=m.source,
+                tool=m.tool,
                 notes=list(m.notes),
             )
             for m in link.measurements

@@ -41,20 +41,35 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, markdown: bo
         lines += ["| " + " | ".join(row) + " |" for row in rows]
         return "\n".join(lines)
     widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows, strict=True)]
+
     def line(cells: Sequence[str]) -> str:
         return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
 
 def _report(result: Recommendation, markdown: bool, width: int) -> str:
-    heading = (lambda text, level=2: f"{'#' * level} {text}") if markdown else (
-        lambda text, level=2: f"{text}\n{'=' * len(text) if level == 1 else '-' * len(text)}")
-    wrap = (lambda text: text) if markdown else (
-        lambda text: textwrap.fill(text, width, break_on_hyphens=False, subsequent_indent="  "))
+    heading = (
+        (lambda text, level=2: f"{'#' * level} {text}")
+        if markdown
+        else (lambda text, level=2: f"{text}\n{'=' * len(text) if level == 1 else '-' * len(text)}")
+    )
+    wrap = (
+        (lambda text: text)
+        if markdown
+        else (
+            lambda text: textwrap.fill(text, width, break_on_hyphens=False, subsequent_indent="  ")
+        )
+    )
     verdict = result.architecture or "none"
-    groups = " | ".join(" + ".join(f"garbd@{s}" if s in result.arbitrators else s for s in g)
-                        for g in result.groups)
-    parts = [heading(f"{result.topology}: {verdict}", 1), f"Clusters: {groups}", wrap(result.summary)]
+    groups = " | ".join(
+        " + ".join(f"garbd@{s}" if s in result.arbitrators else s for s in g) for g in result.groups
+    )
+    parts = [
+        heading(f"{result.topology}: {verdict}", 1),
+        f"Clusters: {groups}",
+        wrap(result.summary),
+    ]
     parts += [heading("Options"), _options(result.options, markdown)]
     if result.hot_rows:
         parts += [heading("Hot rows (max updates/s, one per commit)"), _hot_rows(result, markdown)]
@@ -79,21 +94,43 @@ def _options(options: Sequence[OptionReport], markdown: bool) -> str:
     for o in options:
         throughput = f"{o.throughput.commits_per_s:.0f}" if o.throughput else "-"
         risk = f"{o.data_at_risk_s * 1000:.0f} ms" if o.data_at_risk_s is not None else "0"
-        rows.append([
-            o.architecture, str(o.clusters), "yes" if o.viable else "no",
-            _ms(o.commit_latency_ms, "p50"), _ms(o.commit_latency_ms, "p99"), throughput,
-            "yes" if o.survives_site_loss else "no", risk, ", ".join(o.blockers) or "-",
-        ])
-    headers = ["option", "clusters", "viable", "commit p50 ms", "p99 ms", "commits/s",
-               "survives failures", "data at risk", "blockers"]
+        rows.append(
+            [
+                o.architecture,
+                str(o.clusters),
+                "yes" if o.viable else "no",
+                _ms(o.commit_latency_ms, "p50"),
+                _ms(o.commit_latency_ms, "p99"),
+                throughput,
+                "yes" if o.survives_site_loss else "no",
+                risk,
+                ", ".join(o.blockers) or "-",
+            ]
+        )
+    headers = [
+        "option",
+        "clusters",
+        "viable",
+        "commit p50 ms",
+        "p99 ms",
+        "commits/s",
+        "survives failures",
+        "data at risk",
+        "blockers",
+    ]
     return table(headers, rows, markdown=markdown)
 
 
 def _hot_rows(result: Recommendation, markdown: bool) -> str:
     architectures = [o.architecture for o in result.options]
-    rows = [[r.name, f"{r.required_updates_per_s:g}",
-             *(f"{r.max_updates_per_s.get(a, float('nan')):.1f}" for a in architectures)]
-            for r in result.hot_rows]
+    rows = [
+        [
+            r.name,
+            f"{r.required_updates_per_s:g}",
+            *(f"{r.max_updates_per_s.get(a, float('nan')):.1f}" for a in architectures),
+        ]
+        for r in result.hot_rows
+    ]
     return table(["row", "needs/s", *architectures], rows, markdown=markdown)
 
 
@@ -108,8 +145,11 @@ def _findings(findings: Sequence[Finding], markdown: bool, width: int) -> str:
         if markdown:
             lines.append(f"- **{f.severity} {f.rule}**{where}: {f.message}")
         else:
-            lines.append(textwrap.fill(head + f.message, width, subsequent_indent="    ",
-                                       break_on_hyphens=False))
+            lines.append(
+                textwrap.fill(
+                    head + f.message, width, subsequent_indent="    ", break_on_hyphens=False
+                )
+            )
     return "\n".join(lines)
 
 
@@ -118,9 +158,19 @@ def _links(result: Recommendation, markdown: bool) -> str:
     for link in result.links:
         distance = f"{link.distance_km:.0f}" if link.distance_km is not None else "?"
         floor = f"{link.floor_rtt_ms:.2f}" if link.floor_rtt_ms is not None else "?"
-        fraction = (f"{link.light_speed_fraction:.0%}" if link.light_speed_fraction is not None
-                    else "?")
-        rows.append([f"{link.sites[0]} - {link.sites[1]}", distance, floor,
-                     _ms(link.rtt_ms, "p50"), _ms(link.rtt_ms, "p99"), fraction, link.rtt_source])
+        fraction = (
+            f"{link.light_speed_fraction:.0%}" if link.light_speed_fraction is not None else "?"
+        )
+        rows.append(
+            [
+                f"{link.sites[0]} - {link.sites[1]}",
+                distance,
+                floor,
+                _ms(link.rtt_ms, "p50"),
+                _ms(link.rtt_ms, "p99"),
+                fraction,
+                link.rtt_source,
+            ]
+        )
     headers = ["link", "km", "floor ms", "rtt p50 ms", "p99 ms", "of light speed", "source"]
     return table(headers, rows, markdown=markdown)

@@ -2,7 +2,8 @@
 
 A rule file holds ``id``, ``title``, ``severity``, ``parameters`` (thresholds with defaults),
 ``message`` (a ``str.format`` template over the values the predicate reports), ``rationale``,
-``references``, ``examples`` and, for blockers, a ``remedy`` (what would remove it). Users override a severity, a threshold, a title or a message
+``references``, ``examples`` and, for blockers, a ``remedy`` (what would remove it).
+Users override a severity, a threshold, a title or a message
 with their own files (``--rules DIR``): a file there needs only ``id`` and what changes.
 Templates may only name plain fields (``{rtt_ms:.1f}``): no attribute or index access, so a
 rule file cannot reach into Python objects. Nothing in a rule file is executed.
@@ -61,8 +62,9 @@ def load_rules(extra_dirs: Iterable[Path] = ()) -> dict[str, Rule]:
     rules = {rule.id: rule for rule in _read_dir(default_rules_dir(), complete=True)}
     for directory in extra_dirs:
         if not Path(directory).is_dir():
-            raise AdvisorError("rules directory not found or not a directory",
-                               Location(str(directory)))
+            raise AdvisorError(
+                "rules directory not found or not a directory", Location(str(directory))
+            )
         for override in _read_dir(Path(directory), complete=False):
             base = rules.get(override.id)
             if base is None:
@@ -88,8 +90,11 @@ def render_message(rule: Rule, values: Mapping[str, Any]) -> str:
 
 
 def _merge(base: Rule, override: Rule) -> Rule:
-    changes: dict[str, Any] = {k: v for k, v in vars(override).items()
-                               if v not in ("", (), {}, None) and k not in {"id", "parameters"}}
+    changes: dict[str, Any] = {
+        k: v
+        for k, v in vars(override).items()
+        if v not in ("", (), {}, None) and k not in {"id", "parameters"}
+    }
     unknown = set(override.parameters) - set(base.parameters)
     if unknown:
         raise AdvisorError(
@@ -116,14 +121,18 @@ def _read_rule(path: Path, *, complete: bool) -> Rule:
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = Location(str(path), mark.line + 1 if mark else None)
-        raise AdvisorError(f"YAML syntax error: {getattr(error, 'problem', error)}", where) from None
+        raise AdvisorError(
+            f"YAML syntax error: {getattr(error, 'problem', error)}", where
+        ) from None
     where = Location(str(path))
     if not isinstance(data, dict) or not isinstance(data.get("id"), str):
         raise AdvisorError("a rule file is a mapping with at least an 'id' (text)", where)
     unknown = set(data) - _ALLOWED
     if unknown:
-        raise AdvisorError(f"unknown key {sorted(unknown)[0]!r}; expected one of "
-                           f"{', '.join(sorted(_ALLOWED))}", where)
+        raise AdvisorError(
+            f"unknown key {sorted(unknown)[0]!r}; expected one of {', '.join(sorted(_ALLOWED))}",
+            where,
+        )
     missing = [k for k in _REQUIRED if k not in data] if complete else []
     if missing:
         raise AdvisorError(f"rule {data['id']} misses {', '.join(missing)}", where)
@@ -134,26 +143,33 @@ def _build(data: dict[str, Any], path: Path) -> Rule:
     where = Location(str(path))
     severity = data.get("severity", "")
     if severity and severity not in SEVERITIES:
-        raise AdvisorError(f"severity must be one of {', '.join(SEVERITIES)}, got {severity!r}",
-                           Location(str(path), key="severity"))
+        raise AdvisorError(
+            f"severity must be one of {', '.join(SEVERITIES)}, got {severity!r}",
+            Location(str(path), key="severity"),
+        )
     parameters = data.get("parameters") or {}
     if not isinstance(parameters, dict) or not all(
         isinstance(v, int | float) and not isinstance(v, bool) for v in parameters.values()
     ):
-        raise AdvisorError("parameters must map names to numbers", Location(str(path), key="parameters"))
+        raise AdvisorError(
+            "parameters must map names to numbers", Location(str(path), key="parameters")
+        )
     for key in ("title", "message", "rationale", "applies_to", "remedy"):
         if key in data and not isinstance(data[key], str):
             raise AdvisorError(f"{key} must be text", Location(str(path), key=key))
     _check_template(data.get("message", ""), where)
     _check_template(data.get("remedy", ""), where)
     return Rule(
-        id=data["id"], title=data.get("title", "").strip(), severity=severity,
+        id=data["id"],
+        title=data.get("title", "").strip(),
+        severity=severity,
         message=" ".join(data.get("message", "").split()),
         rationale=data.get("rationale", "").strip(),
         parameters={k: float(v) for k, v in parameters.items()},
         references=tuple(str(r) for r in data.get("references") or ()),
         examples={str(k): str(v) for k, v in (data.get("examples") or {}).items()},
-        applies_to=data.get("applies_to", ""), remedy=" ".join(data.get("remedy", "").split()),
+        applies_to=data.get("applies_to", ""),
+        remedy=" ".join(data.get("remedy", "").split()),
         source=str(path),
     )
 
@@ -167,4 +183,6 @@ def _check_template(template: str, where: Location) -> None:
         if not name.isidentifier():
             raise AdvisorError(
                 f"message template field {{{name}}} must be a plain name "
-                "(no attribute access, indexing or positional fields)", where)
+                "(no attribute access, indexing or positional fields)",
+                where,
+            )

@@ -21,15 +21,22 @@ def list_rules(rules: Mapping[str, Rule]) -> str:
 
 def describe_rule(rule: Rule) -> str:
     """What the rule does, why it matters, its parameters, references and an example."""
-    parts = [f"{rule.id} ({rule.severity}): {rule.title}", "", "Why it matters:",
-             textwrap.indent(textwrap.fill(" ".join(rule.rationale.split()), 92), "  ")]
+    parts = [
+        f"{rule.id} ({rule.severity}): {rule.title}",
+        "",
+        "Why it matters:",
+        textwrap.indent(textwrap.fill(" ".join(rule.rationale.split()), 92), "  "),
+    ]
     if rule.parameters:
         parts += ["", "Parameters (override with a rule file in --rules DIR):"]
         parts += [f"  {name}: {value:g}" for name, value in rule.parameters.items()]
     if rule.references:
         parts += ["", "References:"] + [f"  - {ref}" for ref in rule.references]
     if "fires" in rule.examples:
-        parts += ["", "Example that fires (a topology.yaml fragment):",
-                  textwrap.indent(rule.examples["fires"].rstrip(), "  ")]
+        parts += [
+            "",
+            "Example that fires (a topology.yaml fragment):",
+            textwrap.indent(rule.examples["fires"].rstrip(), "  "),
+        ]
     parts += ["", f"Defined in {rule.source}"]
     return "\n".join(parts)

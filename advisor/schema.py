@@ -24,7 +24,7 @@ def topology_schema() -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "advisor topology.yaml (format version 1)",
         "description": "Sites, links with their measurements, workload and Galera settings; "
-                       "see FORMAT.md.",
+        "see FORMAT.md.",
         **{k: v for k, v in schema.items() if k != "title"},
     }
 

@@ -59,8 +59,14 @@ class SweepResult:
     def flips(self) -> list[tuple[float, str, str]]:
         """(value, before, after) wherever the recommendation changes along the grid."""
         change = np.flatnonzero(np.diff(self.chosen) != 0)
-        return [(float(self.values[i + 1]), self.architectures[self.chosen[i]],
-                 self.architectures[self.chosen[i + 1]]) for i in change]
+        return [
+            (
+                float(self.values[i + 1]),
+                self.architectures[self.chosen[i]],
+                self.architectures[self.chosen[i + 1]],
+            )
+            for i in change
+        ]
 
 
 def parse_range(text: str, *, points: int = 200) -> FloatArray:
@@ -70,8 +76,13 @@ def parse_range(text: str, *, points: int = 200) -> FloatArray:
         numbers = [float(p) for p in parts]
     except ValueError:
         numbers = []
-    if len(numbers) not in (2, 3) or not all(np.isfinite(numbers)) or numbers[0] < 0 \
-            or numbers[1] <= numbers[0] or (len(numbers) == 3 and not 2 <= numbers[2] <= 1e8):
+    if (
+        len(numbers) not in (2, 3)
+        or not all(np.isfinite(numbers))
+        or numbers[0] < 0
+        or numbers[1] <= numbers[0]
+        or (len(numbers) == 3 and not 2 <= numbers[2] <= 1e8)
+    ):
         raise AdvisorError(f"--range must be A:B or A:B:N with 0 <= A < B and 2 <= N, got {text!r}")
     count = int(numbers[2]) if len(numbers) == 3 else points
     return np.linspace(numbers[0], numbers[1], count)
@@ -80,8 +91,9 @@ def parse_range(text: str, *, points: int = 200) -> FloatArray:
 def sweep(analysis: Analysis, variable: str, values: npt.ArrayLike) -> SweepResult:
     """Evaluate the verdict at every point of ``values`` of ``variable``."""
     if variable not in VARIABLES:
-        raise AdvisorError(f"unknown sweep variable {variable!r}; expected one of "
-                           f"{', '.join(VARIABLES)}")
+        raise AdvisorError(
+            f"unknown sweep variable {variable!r}; expected one of {', '.join(VARIABLES)}"
+        )
     grid = np.asarray(values, dtype=float)
     worst = _worst_link_p50(analysis)
     if variable in {"rtt", "distance"} and worst <= 0:
@@ -99,15 +111,24 @@ def sweep(analysis: Analysis, variable: str, values: npt.ArrayLike) -> SweepResu
     clusters = np.array([len(o.clusters) for o in options])[:, None]
     # As verdict.choose: cheapest blockers to remove (none = viable), clusters, commit latency.
     key = cost * 1e12 + clusters * 1e9 + commit_p50
-    return SweepResult(variable, VARIABLES[variable], grid,
-                       tuple(o.architecture for o in options), commit_p50, cost == 0,
-                       np.argmin(key, axis=0), current)
+    return SweepResult(
+        variable,
+        VARIABLES[variable],
+        grid,
+        tuple(o.architecture for o in options),
+        commit_p50,
+        cost == 0,
+        np.argmin(key, axis=0),
+        current,
+    )
 
 
 def _worst_link_p50(analysis: Analysis) -> float:
     sites = set(analysis.evaluator.data_sites)
-    return max((float(link.rtt.quantile(0.5)) for link in analysis.links
-                if set(link.sites) <= sites), default=0.0)
+    return max(
+        (float(link.rtt.quantile(0.5)) for link in analysis.links if set(link.sites) <= sites),
+        default=0.0,
+    )
 
 
 def _estimated_rtt(distance_km: FloatArray) -> FloatArray:
@@ -124,8 +145,9 @@ def _current(analysis: Analysis, variable: str, worst: float) -> float | None:
     return max(row.updates_per_s for row in rows) if rows else None
 
 
-def _judge(analysis: Analysis, option: object, scale: FloatArray,
-           rate: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int_]]:
+def _judge(
+    analysis: Analysis, option: object, scale: FloatArray, rate: FloatArray
+) -> tuple[FloatArray, npt.NDArray[np.int_]]:
     """Median commit and the remedy cost of its blocking rules along the grid."""
     from advisor.options import Option
 
@@ -155,8 +177,12 @@ def _judge(analysis: Analysis, option: object, scale: FloatArray,
         async_ok &= lag_s * scale <= allowed
     cost = verdict.remedy_cost(others) + sum(
         verdict.remedy_cost([rule]) * (~ok).astype(int)
-        for rule, ok in (("COMMIT-LATENCY-SLO", slo_ok), ("HOT-ROW-RATE", rows_ok),
-                         ("ASYNC-DATA-LOSS", async_ok)))
+        for rule, ok in (
+            ("COMMIT-LATENCY-SLO", slo_ok),
+            ("HOT-ROW-RATE", rows_ok),
+            ("ASYNC-DATA-LOSS", async_ok),
+        )
+    )
     return commit_p50, cost
 
 

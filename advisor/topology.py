@@ -11,8 +11,8 @@ from __future__ import annotations
 __all__ = [
     "MEDIA",
     "Clients",
-    "FieldError",
     "CommitLatencySlo",
+    "FieldError",
     "Galera",
     "HotRow",
     "Link",
@@ -26,6 +26,7 @@ __all__ = [
     "Workload",
 ]
 
+import itertools
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -33,7 +34,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from advisor.provider_options import OptionValue, check_option
 
 MEDIA = ("fiber", "hollow_core_fiber", "copper", "microwave", "leo_satellite", "geo_satellite")
-Medium = Literal["fiber", "hollow_core_fiber", "copper", "microwave", "leo_satellite", "geo_satellite"]
+Medium = Literal[
+    "fiber", "hollow_core_fiber", "copper", "microwave", "leo_satellite", "geo_satellite"
+]
 SiteName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$", min_length=1, max_length=128)]
 NonNegative = Annotated[float, Field(ge=0)]
 Positive = Annotated[float, Field(gt=0)]
@@ -65,7 +68,7 @@ def _peak_from_number(value: Any) -> Any:
 def _check_non_decreasing(model: BaseModel) -> None:
     given = [(name, getattr(model, name)) for name in type(model).model_fields]
     given = [(name, value) for name, value in given if value is not None]
-    for (low_name, low), (high_name, high) in zip(given, given[1:], strict=False):
+    for (low_name, low), (high_name, high) in itertools.pairwise(given):
         if high < low:
             raise ValueError(
                 f"percentiles must not decrease: {high_name} ({high:g}) < {low_name} ({low:g})"
@@ -316,7 +319,9 @@ class Topology(_Model):
         seen: set[str] = set()
         for index, site in enumerate(self.sites):
             if site.name in seen:
-                raise FieldError(f"site name {site.name!r} is declared twice", "sites", index, "name")
+                raise FieldError(
+                    f"site name {site.name!r} is declared twice", "sites", index, "name"
+                )
             seen.add(site.name)
         return self
 
@@ -341,11 +346,17 @@ class Topology(_Model):
                 if name not in with_nodes:
                     raise FieldError(
                         f"site {name!r} has no Galera nodes (nodes: 0), so no row is written "
-                        "there; list sites with nodes >= 1", *where, "writer_sites", end)
+                        "there; list sites with nodes >= 1",
+                        *where,
+                        "writer_sites",
+                        end,
+                    )
             if row.writer_sites is None and not writing:
                 raise FieldError(
                     f"hot row {row.name!r} has no writer site: no site has writes: true and "
-                    "nodes >= 1; give writer_sites", *where)
+                    "nodes >= 1; give writer_sites",
+                    *where,
+                )
         return self
 
     def site(self, name: str) -> Site:

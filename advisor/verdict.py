@@ -21,7 +21,7 @@ from advisor.topology import Topology
 _NAMES = {
     "single_cluster": "one Galera cluster spanning every site",
     "per_site_clusters": "a Galera cluster in each site, linked by asynchronous replication "
-                         "with ProxySQL in front",
+    "with ProxySQL in front",
     "grouped_clusters": "Galera clusters shared by nearby sites, linked asynchronously",
 }
 
@@ -30,8 +30,12 @@ _NAMES = {
 # (route a row's writes to its owner, add a witness site) is cheaper than more bandwidth,
 # which is cheaper than physics (latency set by distance cannot be tuned away).
 REMEDY_COST = {
-    "MULTI-SITE-WRITES-ASYNC": 1, "QUORUM-SITE-LOSS": 1, "QUORUM-NODE-LOSS": 1,
-    "BANDWIDTH": 2, "COMMIT-LATENCY-SLO": 3, "HOT-ROW-RATE": 3,
+    "MULTI-SITE-WRITES-ASYNC": 1,
+    "QUORUM-SITE-LOSS": 1,
+    "QUORUM-NODE-LOSS": 1,
+    "BANDWIDTH": 2,
+    "COMMIT-LATENCY-SLO": 3,
+    "HOT-ROW-RATE": 3,
 }
 DEFAULT_REMEDY_COST = 2
 
@@ -47,21 +51,29 @@ def remedy_cost(rule_ids: Iterable[str]) -> int:
 
 def choose(options: Sequence[Option], findings: Sequence[Finding]) -> Option:
     """The recommended option (see the module docstring)."""
+
     def key(option: Option) -> tuple[int, int, float]:
         cost = remedy_cost(f.rule for f in blockers(option, findings))
         return (cost, len(option.clusters), option.commit_latency_ms.get("p50", 0.0))
+
     viable = [o for o in options if not blockers(o, findings)]
     return min(viable or options, key=key)
 
 
 def _groups(option: Option) -> str:
     """``a+b+garbd@c; d``: the clusters, with where an arbitrator runs."""
-    return "; ".join("+".join([*c.sites, *([f"garbd@{c.arbitrator}"] if c.arbitrator else [])])
-                     for c in option.clusters)
+    return "; ".join(
+        "+".join([*c.sites, *([f"garbd@{c.arbitrator}"] if c.arbitrator else [])])
+        for c in option.clusters
+    )
 
 
-def summary(chosen: Option, options: Sequence[Option], findings: Sequence[Finding],
-            rules: Mapping[str, Rule] | None = None) -> str:
+def summary(
+    chosen: Option,
+    options: Sequence[Option],
+    findings: Sequence[Finding],
+    rules: Mapping[str, Rule] | None = None,
+) -> str:
     """One paragraph in plain words: the decision, its main number, why not the others."""
     viable = not blockers(chosen, findings)
     commit = chosen.commit_latency_ms
@@ -69,15 +81,19 @@ def summary(chosen: Option, options: Sequence[Option], findings: Sequence[Findin
     if viable:
         parts.append(f"Recommended: {_NAMES[chosen.architecture]} ({_groups(chosen)}).")
     else:
-        parts.append(f"No option meets every requirement. The least bad is "
-                     f"{_NAMES[chosen.architecture]} ({_groups(chosen)}), with "
-                     f"{len(blockers(chosen, findings))} blocker(s) left to resolve.")
+        parts.append(
+            f"No option meets every requirement. The least bad is "
+            f"{_NAMES[chosen.architecture]} ({_groups(chosen)}), with "
+            f"{len(blockers(chosen, findings))} blocker(s) left to resolve."
+        )
         remedies = _remedies(chosen, findings, rules or {})
         if remedies:
             parts.append(f"To make it viable: {'; '.join(remedies)}.")
     if commit:
-        parts.append(f"Commits take about {commit['p50']:.1f} ms at the median and "
-                     f"{commit['p99']:.1f} ms at p99 at the slowest writing site.")
+        parts.append(
+            f"Commits take about {commit['p50']:.1f} ms at the median and "
+            f"{commit['p99']:.1f} ms at p99 at the slowest writing site."
+        )
     for other in options:
         if other is chosen:
             continue
@@ -86,11 +102,15 @@ def summary(chosen: Option, options: Sequence[Option], findings: Sequence[Findin
             rules = sorted({f.rule for f in reasons})
             parts.append(f"{other.architecture} is ruled out by {', '.join(rules)}.")
         elif viable:
-            parts.append(f"{other.architecture} would also work but needs "
-                         f"{len(other.clusters)} cluster(s) or slower commits.")
+            parts.append(
+                f"{other.architecture} would also work but needs "
+                f"{len(other.clusters)} cluster(s) or slower commits."
+            )
     if chosen.data_at_risk_s is not None:
-        parts.append(f"On losing a site, about {chosen.data_at_risk_s * 1000:.0f} ms of recent "
-                     "commits may be lost (asynchronous links).")
+        parts.append(
+            f"On losing a site, about {chosen.data_at_risk_s * 1000:.0f} ms of recent "
+            "commits may be lost (asynchronous links)."
+        )
     return " ".join(parts)
 
 
@@ -98,15 +118,20 @@ def _remedies(option: Option, findings: Sequence[Finding], rules: Mapping[str, R
     found = []
     for finding in blockers(option, findings):
         rule = rules.get(finding.rule)
-        text = rule.remedy.format(subject=finding.subject) if rule and rule.remedy else finding.title
+        text = (
+            rule.remedy.format(subject=finding.subject) if rule and rule.remedy else finding.title
+        )
         if text not in found:
             found.append(text)
     return found
 
 
 def what_would_change(
-    topology: Topology, options: Sequence[Option], findings: Sequence[Finding],
-    lan_commit_p50_ms: float, worst_link_p50_ms: float,
+    topology: Topology,
+    options: Sequence[Option],
+    findings: Sequence[Finding],
+    lan_commit_p50_ms: float,
+    worst_link_p50_ms: float,
 ) -> list[WhatIf]:
     """Thresholds at which single_cluster becomes viable or stops being so.
 
@@ -124,8 +149,12 @@ def what_would_change(
         limits.append((_scale(limit, commit[key], lan_commit_p50_ms), f"commit {key} {limit:g} ms"))
     for row in single.hot_rows:
         limit_ms = 1000.0 / row.row.updates_per_s
-        limits.append((_scale(limit_ms, row.commit_ms["p50"], lan_commit_p50_ms),
-                       f'hot row "{row.row.name}" at {row.row.updates_per_s:g}/s'))
+        limits.append(
+            (
+                _scale(limit_ms, row.commit_ms["p50"], lan_commit_p50_ms),
+                f'hot row "{row.row.name}" at {row.row.updates_per_s:g}/s',
+            )
+        )
     changes = []
     if limits:
         factor, reason = min(limits)
@@ -134,22 +163,34 @@ def what_would_change(
         km = float(physics.max_distance_km(km, "fiber"))
         now_ok = factor >= 1.0
         verb = "stops being" if now_ok else "becomes"
-        changes.append(WhatIf(
-            quantity="worst_link_rtt_ms", value=round(rtt, 2), unit="ms",
-            current=round(worst_link_p50_ms, 2),
-            message=(f"single_cluster {verb} viable for latency when the worst inter-site RTT "
-                     f"(p50) passes {rtt:.1f} ms (now {worst_link_p50_ms:.1f} ms), limited by "
-                     f"{reason}; on a typical fibre path that is about {km:.0f} km."),
-        ))
+        changes.append(
+            WhatIf(
+                quantity="worst_link_rtt_ms",
+                value=round(rtt, 2),
+                unit="ms",
+                current=round(worst_link_p50_ms, 2),
+                message=(
+                    f"single_cluster {verb} viable for latency when the worst inter-site RTT "
+                    f"(p50) passes {rtt:.1f} ms (now {worst_link_p50_ms:.1f} ms), limited by "
+                    f"{reason}; on a typical fibre path that is about {km:.0f} km."
+                ),
+            )
+        )
     for row in single.hot_rows:
         bound = row.bound_p50_per_s
-        changes.append(WhatIf(
-            quantity=f"hot_row_rate:{row.row.name}", value=round(bound, 2), unit="1/s",
-            current=row.row.updates_per_s,
-            message=(f'single_cluster carries "{row.row.name}" up to {bound:.1f} updates/s '
-                     f"(one per {row.commit_ms['p50']:.1f} ms commit); it needs "
-                     f"{row.row.updates_per_s:g}/s."),
-        ))
+        changes.append(
+            WhatIf(
+                quantity=f"hot_row_rate:{row.row.name}",
+                value=round(bound, 2),
+                unit="1/s",
+                current=row.row.updates_per_s,
+                message=(
+                    f'single_cluster carries "{row.row.name}" up to {bound:.1f} updates/s '
+                    f"(one per {row.commit_ms['p50']:.1f} ms commit); it needs "
+                    f"{row.row.updates_per_s:g}/s."
+                ),
+            )
+        )
     return changes
 
 

@@ -17,8 +17,14 @@ HERE = Path(__file__).resolve().parent
 START_S = 1_763_788_800.0  # 2025-11-22 05:20:00 UTC
 
 
-def rtts(rng: np.random.Generator, n: int, floor_ms: float, excess_ms: float,
-         spike_share: float = 0.0, spike_ms: tuple[float, float] = (10, 60)) -> np.ndarray:
+def rtts(
+    rng: np.random.Generator,
+    n: int,
+    floor_ms: float,
+    excess_ms: float,
+    spike_share: float = 0.0,
+    spike_ms: tuple[float, float] = (10, 60),
+) -> np.ndarray:
     """A floor, a gamma-shaped excess and a few spikes, in ms."""
     values = floor_ms + rng.gamma(2.0, excess_ms / 2.0, n)
     spikes = rng.random(n) < spike_share
@@ -28,12 +34,25 @@ def rtts(rng: np.random.Generator, n: int, floor_ms: float, excess_ms: float,
 
 def _time(value: float) -> str:
     # iputils: 3 decimals below 1 ms, 2 below 10, 1 below 100, none above.
-    return (f"{value:.3f}" if value < 1 else f"{value:.2f}" if value < 10
-            else f"{value:.1f}" if value < 100 else f"{value:.0f}")
+    return (
+        f"{value:.3f}"
+        if value < 1
+        else f"{value:.2f}"
+        if value < 10
+        else f"{value:.1f}"
+        if value < 100
+        else f"{value:.0f}"
+    )
 
 
-def ping_log(path: Path, host: str, ip: str, values: np.ndarray, lost: set[int],
-             duplicate: set[int] = frozenset()) -> None:
+def ping_log(
+    path: Path,
+    host: str,
+    ip: str,
+    values: np.ndarray,
+    lost: set[int],
+    duplicate: set[int] = frozenset(),
+) -> None:
     """iputils ping -D output: one probe a second, gaps for lost replies, the summary."""
     lines = [f"PING {host} ({ip}) 56(84) bytes of data."]
     received = []
@@ -50,11 +69,14 @@ def ping_log(path: Path, host: str, ip: str, values: np.ndarray, lost: set[int],
     n = len(values)
     loss = 100 * (n - len(got)) / n
     dups = f", +{len(duplicate)} duplicates" if duplicate else ""
-    lines += ["", f"--- {host} ping statistics ---",
-              f"{n} packets transmitted, {len(got)} received{dups}, {loss:g}% packet loss, "
-              f"time {int((n - 1) * 1000 + 41)}ms",
-              f"rtt min/avg/max/mdev = {got.min():.3f}/{got.mean():.3f}/{got.max():.3f}/"
-              f"{got.std():.3f} ms"]
+    lines += [
+        "",
+        f"--- {host} ping statistics ---",
+        f"{n} packets transmitted, {len(got)} received{dups}, {loss:g}% packet loss, "
+        f"time {int((n - 1) * 1000 + 41)}ms",
+        f"rtt min/avg/max/mdev = {got.min():.3f}/{got.mean():.3f}/{got.max():.3f}/"
+        f"{got.std():.3f} ms",
+    ]
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -84,8 +106,10 @@ def sockperf_summary(path: Path, ip: str, half_rtt_us: np.ndarray, dropped: int)
     """sockperf ping-pong --tcp -m 64 (default mode: half round trips in usec)."""
     ordered = np.sort(half_rtt_us)
     n = ordered.size
+
     def pct(p: float) -> float:
-        return float(ordered[max(int(round(p / 100 * n)) - 1, 0)])
+        return float(ordered[max(round(p / 100 * n) - 1, 0)])
+
     lines = [
         "sockperf: == version #3.10-0.git9bba0e35e7a8 ==",
         "sockperf[CLIENT] send on:",
@@ -94,13 +118,16 @@ def sockperf_summary(path: Path, ip: str, half_rtt_us: np.ndarray, dropped: int)
         "sockperf: Starting test...",
         "sockperf: Test end (interrupted by timer)",
         "sockperf: Test ended",
-        f"sockperf: [Total Run] RunTime=60.000 sec; Warm up time=400 msec; SentMessages={n + dropped + 800}; "
-        f"ReceivedMessages={n + 800}",
+        "sockperf: [Total Run] RunTime=60.000 sec; Warm up time=400 msec; "
+        f"SentMessages={n + dropped + 800}; ReceivedMessages={n + 800}",
         "sockperf: ========= Printing statistics for Server No: 0",
-        f"sockperf: [Valid Duration] RunTime=59.550 sec; SentMessages={n + dropped}; ReceivedMessages={n}",
-        f"sockperf: ====> avg-latency={ordered.mean():.3f} (std-dev={ordered.std():.3f}, mean-ad=0.000, "
-        f"median-ad=0.000, siqr=0.000, cv=0.000, std-error=0.000, 99.0% ci=[0.000, 0.000])",
-        f"sockperf: # dropped messages = {dropped}; # duplicated messages = 0; # out-of-order messages = 0",
+        "sockperf: [Valid Duration] RunTime=59.550 sec; "
+        f"SentMessages={n + dropped}; ReceivedMessages={n}",
+        f"sockperf: ====> avg-latency={ordered.mean():.3f} (std-dev={ordered.std():.3f}, "
+        "mean-ad=0.000, median-ad=0.000, siqr=0.000, cv=0.000, std-error=0.000, "
+        "99.0% ci=[0.000, 0.000])",
+        f"sockperf: # dropped messages = {dropped}; # duplicated messages = 0; "
+        "# out-of-order messages = 0",
         f"sockperf: Summary: Latency is {ordered.mean():.3f} usec",
         f"sockperf: Total {n} observations; each percentile contains {n / 100:.2f} observations",
         f"sockperf: ---> <MAX> observation = {ordered[-1]:8.3f}",
@@ -121,33 +148,67 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     # Paris-1 to Frankfurt: 478 km, floor 4.7 ms; about 9.8 ms measured (48 % of light speed).
     values = rtts(rng, 3600, 9.55, 0.25, 0.004)
-    ping_log(out / "paris-1_frankfurt.ping.txt", "frankfurt-db1.example.net", "10.20.0.11",
-             values, lost={311, 1207, 2650}, duplicate={1800})
-    netperf_report(out / "paris-1_frankfurt.netperf.txt", "frankfurt-db1.example.net",
-                   16384, 128, 99.63)
-    samples(out / "paris-1_paris-2.samples.txt", "ping paris-2 from paris-1 [ms], one per line",
-            rtts(rng, 1800, 0.40, 0.08))
+    ping_log(
+        out / "paris-1_frankfurt.ping.txt",
+        "frankfurt-db1.example.net",
+        "10.20.0.11",
+        values,
+        lost={311, 1207, 2650},
+        duplicate={1800},
+    )
+    netperf_report(
+        out / "paris-1_frankfurt.netperf.txt", "frankfurt-db1.example.net", 16384, 128, 99.63
+    )
+    samples(
+        out / "paris-1_paris-2.samples.txt",
+        "ping paris-2 from paris-1 [ms], one per line",
+        rtts(rng, 1800, 0.40, 0.08),
+    )
 
     out = HERE / "amsterdam-metro" / "measurements"
     out.mkdir(parents=True, exist_ok=True)
-    sockperf_summary(out / "ams-1_ams-2.sockperf.txt", "10.1.2.11",
-                     rtts(rng, 200_000, 0.21, 0.05, 0.0005, (0.2, 2.0)) * 1000, dropped=0)
-    ping_log(out / "ams-1_ams-3.ping.txt", "ams-3-db1.example.net", "10.1.3.11",
-             rtts(rng, 3600, 0.55, 0.12), lost=set())
-    ping_log(out / "ams-2_ams-3.ping.txt", "ams-3-db1.example.net", "10.1.3.11",
-             rtts(rng, 3600, 0.62, 0.12), lost={2001})
+    sockperf_summary(
+        out / "ams-1_ams-2.sockperf.txt",
+        "10.1.2.11",
+        rtts(rng, 200_000, 0.21, 0.05, 0.0005, (0.2, 2.0)) * 1000,
+        dropped=0,
+    )
+    ping_log(
+        out / "ams-1_ams-3.ping.txt",
+        "ams-3-db1.example.net",
+        "10.1.3.11",
+        rtts(rng, 3600, 0.55, 0.12),
+        lost=set(),
+    )
+    ping_log(
+        out / "ams-2_ams-3.ping.txt",
+        "ams-3-db1.example.net",
+        "10.1.3.11",
+        rtts(rng, 3600, 0.62, 0.12),
+        lost={2001},
+    )
 
     out = HERE / "us-eu" / "measurements"
     out.mkdir(parents=True, exist_ok=True)
     # Virginia to Dublin: 5,460 km, floor 53.5 ms; 69.6 ms p50 (AWS CloudPing, 1-year median).
-    ping_log(out / "virginia_dublin.ping.txt", "dub-db1.example.net", "10.30.0.11",
-             rtts(rng, 86_400 // 10, 69.0, 0.9, 0.002, (20, 150)), lost={100, 4000, 4001, 7000})
+    ping_log(
+        out / "virginia_dublin.ping.txt",
+        "dub-db1.example.net",
+        "10.30.0.11",
+        rtts(rng, 86_400 // 10, 69.0, 0.9, 0.002, (20, 150)),
+        lost={100, 4000, 4001, 7000},
+    )
     netperf_report(out / "virginia_dublin.netperf.txt", "dub-db1.example.net", 65536, 256, 13.9)
 
     out = HERE / "global-counter" / "measurements"
     out.mkdir(parents=True, exist_ok=True)
-    ping_log(out / "frankfurt_london.ping.txt", "lon-db1.example.net", "10.40.0.11",
-             rtts(rng, 1800, 13.2, 0.5, 0.002), lost={77})
+    ping_log(
+        out / "frankfurt_london.ping.txt",
+        "lon-db1.example.net",
+        "10.40.0.11",
+        rtts(rng, 1800, 13.2, 0.5, 0.002),
+        lost={77},
+    )
 
 
 if __name__ == "__main__":

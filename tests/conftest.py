@@ -35,7 +35,11 @@ def cli() -> Callable[..., object]:
     runner = CliRunner()
 
     def _run(*args: object) -> object:
-        return runner.invoke(app, [str(a) for a in args], catch_exceptions=False,
-                             env={"COLUMNS": "100", "NO_COLOR": "1"})
+        return runner.invoke(
+            app,
+            [str(a) for a in args],
+            catch_exceptions=False,
+            env={"COLUMNS": "100", "NO_COLOR": "1"},
+        )
 
     return _run

@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
 from conftest import EXAMPLES, REPO
 
 PARIS = EXAMPLES / "paris-frankfurt" / "topology.yaml"
@@ -33,10 +31,22 @@ def test_recommend_json_follows_the_contract(cli):
     assert data["format_version"] == 1 and data["architecture"] == "per_site_clusters"
     assert data["groups"] == [["virginia"], ["dublin"]]
     link = data["links"][0]
-    assert {"sites", "distance_km", "medium", "floor_rtt_ms", "rtt_ms", "rtt_source",
-            "light_speed_fraction", "measurements"} <= set(link)
+    assert {
+        "sites",
+        "distance_km",
+        "medium",
+        "floor_rtt_ms",
+        "rtt_ms",
+        "rtt_source",
+        "light_speed_fraction",
+        "measurements",
+    } <= set(link)
     icmp = link["measurements"][0]
-    assert icmp["method"] == "icmp" and icmp["samples"] == 8636 and icmp["loss"] == pytest.approx(4 / 8640, rel=1e-3)
+    assert (
+        icmp["method"] == "icmp"
+        and icmp["samples"] == 8636
+        and icmp["loss"] == pytest.approx(4 / 8640, rel=1e-3)
+    )
     assert {o["architecture"] for o in data["options"]} == {"single_cluster", "per_site_clusters"}
     assert {"rule", "severity", "subject", "option", "message"} <= set(data["findings"][0])
 
@@ -57,12 +67,15 @@ def test_require_holds_or_exits_1(cli):
     failed = cli("recommend", US_EU, "--require", "single_cluster")
     assert failed.exit_code == 1
     assert failed.stderr.strip().endswith(
-        "--require single_cluster did not hold: per_site_clusters is recommended")
+        "--require single_cluster did not hold: per_site_clusters is recommended"
+    )
 
 
 def test_fail_on(cli):
     assert cli("recommend", US_EU, "--fail-on", "blocker").exit_code == 0
-    warned = cli("recommend", EXAMPLES / "pxc-wan-windows" / "topology.yaml", "--fail-on", "warning")
+    warned = cli(
+        "recommend", EXAMPLES / "pxc-wan-windows" / "topology.yaml", "--fail-on", "warning"
+    )
     assert warned.exit_code == 1 and "SEND-WINDOW" in warned.stderr
     stuck = cli("recommend", EXAMPLES / "global-counter" / "topology.yaml", "--fail-on", "blocker")
     # Nothing is viable; the least bad, per-site clusters, still needs the row routed.
@@ -71,11 +84,19 @@ def test_fail_on(cli):
 
 def test_rules_override_changes_severity_and_threshold(cli, tmp_path):
     (tmp_path / "mine.yaml").write_text("id: HOT-ROW-RATE\nseverity: warning\n")
-    result = cli("recommend", EXAMPLES / "global-counter" / "topology.yaml", "--format", "json",
-                 "--rules", tmp_path)
+    result = cli(
+        "recommend",
+        EXAMPLES / "global-counter" / "topology.yaml",
+        "--format",
+        "json",
+        "--rules",
+        tmp_path,
+    )
     data = json.loads(result.stdout)
     assert data["architecture"] == "single_cluster"
-    assert not any(f["severity"] == "blocker" for f in data["findings"] if f["option"] == "single_cluster")
+    assert not any(
+        f["severity"] == "blocker" for f in data["findings"] if f["option"] == "single_cluster"
+    )
 
 
 def test_bad_rules_are_one_line_errors(cli, tmp_path):
@@ -96,12 +117,16 @@ def test_bad_topology_exits_2_with_one_line(cli, write):
 
 
 def test_missing_measurement_file_names_the_yaml_line(cli, write, tmp_path):
-    path = write("name: t\nsites: [{name: a}, {name: b}]\nlinks:\n  - sites: [a, b]\n"
-                 "    measurements:\n      - {method: icmp, file: gone.txt}\n")
+    path = write(
+        "name: t\nsites: [{name: a}, {name: b}]\nlinks:\n  - sites: [a, b]\n"
+        "    measurements:\n      - {method: icmp, file: gone.txt}\n"
+    )
     result = cli("recommend", path)
     assert result.exit_code == 2
-    assert result.stderr == (f"advisor: {path}:6:30: links[0].measurements[0].file: measurement "
-                             f"file not found: {tmp_path / 'gone.txt'}\n")
+    assert result.stderr == (
+        f"advisor: {path}:6:30: links[0].measurements[0].file: measurement "
+        f"file not found: {tmp_path / 'gone.txt'}\n"
+    )
 
 
 def test_usage_errors_exit_2(cli):
@@ -135,8 +160,9 @@ def test_schema_is_json_schema_that_accepts_every_example(cli):
 
 
 def test_the_committed_schema_file_is_current(cli):
-    assert json.loads((REPO / "topology.schema.json").read_text()) == json.loads(cli("schema").stdout), (
-        "regenerate with: advisor schema > topology.schema.json")
+    assert json.loads((REPO / "topology.schema.json").read_text()) == json.loads(
+        cli("schema").stdout
+    ), "regenerate with: advisor schema > topology.schema.json"
 
 
 def test_rules_list_and_explain(cli):
@@ -152,21 +178,25 @@ def test_rules_list_and_explain(cli):
 
 
 def test_sweep_finds_where_the_answer_flips(cli, tmp_path):
-    result = cli("sweep", EXAMPLES / "global-counter" / "topology.yaml", "--vary", "rtt",
-                 "--range", "0.5:40")
+    result = cli(
+        "sweep", EXAMPLES / "global-counter" / "topology.yaml", "--vary", "rtt", "--range", "0.5:40"
+    )
     assert result.exit_code == 0
     # The counter's 120/s fits one commit of at most 8.3 ms: single_cluster is viable only
     # while the worst RTT stays below about (8.3 - 1.3) / 1.5 ms; beyond, the least bad is
     # per-site clusters with the counter routed to one owner.
-    line = next(l for l in result.stdout.splitlines() if "single_cluster stops being viable" in l)
+    line = next(x for x in result.stdout.splitlines() if "single_cluster stops being viable" in x)
     assert 4.0 < float(line.split(" at ")[1].split()[0]) < 6.5
     assert "flips at" in result.stdout and "single_cluster -> per_site_clusters" in result.stdout
     metro = EXAMPLES / "amsterdam-metro" / "topology.yaml"
-    data = json.loads(cli("sweep", metro, "--vary", "rtt", "--range", "0.2:20:100",
-                          "--format", "json").stdout)
+    data = json.loads(
+        cli("sweep", metro, "--vary", "rtt", "--range", "0.2:20:100", "--format", "json").stdout
+    )
     # One cluster until the 5 ms p99 (and the 300/s sequence) no longer fit, then per-site
     # clusters as the least bad: their one blocker, the shared sequence, stays.
-    assert [(f["from"], f["to"]) for f in data["flips"]] == [("single_cluster", "per_site_clusters")]
+    assert [(f["from"], f["to"]) for f in data["flips"]] == [
+        ("single_cluster", "per_site_clusters")
+    ]
     assert 1.5 < data["flips"][0]["at"] < 3.5
     assert data["viability_changes"][0]["option"] == "single_cluster"
     csv = cli("sweep", US_EU, "--vary", "hot-row-rate", "--range", "1:50:5", "--format", "csv")
@@ -200,8 +230,13 @@ def test_shell_completion_script(cli):
 
 
 def test_python_dash_m_and_help_work_as_a_process():
-    result = subprocess.run([sys.executable, "-m", "advisor", "--help"], capture_output=True,
-                            text=True, check=False, cwd=REPO)
+    result = subprocess.run(
+        [sys.executable, "-m", "advisor", "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+    )
     assert result.returncode == 0
     for command in ("recommend", "doc", "validate", "schema", "rules", "sweep", "collect"):
         assert command in result.stdout

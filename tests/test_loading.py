@@ -43,62 +43,103 @@ def test_a_good_file_loads_with_defaults(write):
     ("text", "expected"),
     [
         ("name: t\nsites: [\n", "T:3:1: YAML syntax error: did not find expected node content"),
-        ("- 1\n- 2\n", "T:1:1: expected a mapping with keys such as name, sites and links at the "
-                       "top level, got a list"),
+        (
+            "- 1\n- 2\n",
+            "T:1:1: expected a mapping with keys such as name, sites and links at the "
+            "top level, got a list",
+        ),
         ("", "T: the file is empty; expected a mapping with at least 'name' and 'sites'"),
-        ("name: t\nsites:\n  - name: a\n    nodes: -2\n",
-         "T:4:12: sites[0].nodes: must be >= 0, got -2"),
-        ("name: t\nsites:\n  - name: a\n    nodes: three\n",
-         "T:4:12: sites[0].nodes: expected an integer, got text 'three'"),
-        ("name: t\nsites:\n  - name: a\n    nodez: 3\n",
-         "T:4:5: sites[0].nodez: unknown key 'nodez'; expected one of name, location, nodes, "
-         "writes, arbitrator, lan_rtt_ms, weight"),
-        ("name: t\nsites:\n  - name: a\n    location: {lat: 91, lon: 0}\n",
-         "T:4:21: sites[0].location.lat: must be <= 90, got 91"),
-        ("name: t\nsites:\n  - name: a\nlinks:\n  - sites: [a, b]\n    distance_km: .nan\n",
-         "T:6:18: links[0].distance_km: must be a finite number, got nan"),
-        ("name: t\nsites:\n  - name: a\nlinks:\n  - sites: [a, a]\n    distance_km: .inf\n",
-         "T:6:18: links[0].distance_km: must be a finite number, got inf"),
-        ("name: t\nversion: 2\nsites:\n  - name: a\n",
-         "T:2:10: version: expected one of 1, got 2"),
-        ("name: t\nsites:\n  - name: a\n  - name: b\nlinks:\n  - sites: [a, c]\n",
-         "T:6:16: links[0].sites[1]: site 'c' is not declared; declared sites: a, b"),
-        ("name: t\nsites:\n  - name: a\nlinks:\n  - sites: [a, a]\n",
-         "T:5:5: links[0]: a link joins two different sites; got 'a' twice"),
-        ("name: t\nsites:\n  - name: a\n  - name: b\nlinks:\n  - sites: [a, b]\n"
-         "    measurements:\n      - method: icmp\n        samples_ms: [1, 2]\n"
-         "        percentiles_ms: {p50: 1}\n",
-         "T:8:9: links[0].measurements[0]: give exactly one of samples_ms, percentiles_ms or "
-         "file; found samples_ms and percentiles_ms"),
-        ("name: t\nsites:\n  - name: a\n  - name: b\nlinks:\n  - sites: [a, b]\n"
-         "    measurements:\n      - method: icmp\n        percentiles_ms: {p50: 5, p99: 3}\n",
-         "T:9:25: links[0].measurements[0].percentiles_ms: percentiles must not decrease: "
-         "p99 (3) < p50 (5)"),
-        ("name: t\nsites:\n  - name: a\n  - name: a\n",
-         "T:4:11: sites[1].name: site name 'a' is declared twice"),
-        ("name: t\nname: u\nsites:\n  - name: a\n",
-         "T:2:1: duplicate key 'name' (first given on line 1)"),
-        ("name: t\nsites:\n  - name: a\ngalera:\n  provider_options:\n    evs.send_windw: 512\n",
-         "T:6:21: galera.provider_options.evs.send_windw: unknown provider option "
-         "'evs.send_windw'; did you mean 'evs.send_window'?"),
-        ("name: t\nsites:\n  - name: a\ngalera:\n  provider_options:\n"
-         "    evs.suspect_timeout: 5 seconds\n",
-         "T:6:26: galera.provider_options.evs.suspect_timeout: expected an ISO 8601 duration "
-         "such as PT5S or PT1M, got '5 seconds'"),
-        ("name: t\nsites:\n  - name: a\n    writes: true\n    nodes: 0\n",
-         "T:3:5: sites[0]: site 'a' has writes: true but nodes: 0; writes need a Galera node "
-         "at the site (set nodes >= 1 or writes: false)"),
-        ("name: t\nsites:\n  - name: a\nlinks:\n  - sites: [a, b]\n    route_km: 100\n"
-         "    distance_km: 400\n",
-         "T:5:5: links[0]: route_km (100) is shorter than distance_km (400); a cable cannot "
-         "beat the great circle"),
-        ("name: t\nsites: []\n", "T:2:8: sites: list should have at least 1 item after "
-                                 "validation, not 0, got []"),
-        ("name: t\nsites:\n  - name: 'a b'\n",
-         "T:3:11: sites[0].name: 'a b' is not allowed here; expected text matching "
-         "^[A-Za-z0-9_.-]+$"),
-        ("name: t\nsites:\n  - name: a\nworkload:\n  hot_rows:\n    - {name: r, updates_per_s: 0}\n",
-         "T:6:32: workload.hot_rows[0].updates_per_s: must be > 0, got 0"),
+        (
+            "name: t\nsites:\n  - name: a\n    nodes: -2\n",
+            "T:4:12: sites[0].nodes: must be >= 0, got -2",
+        ),
+        (
+            "name: t\nsites:\n  - name: a\n    nodes: three\n",
+            "T:4:12: sites[0].nodes: expected an integer, got text 'three'",
+        ),
+        (
+            "name: t\nsites:\n  - name: a\n    nodez: 3\n",
+            "T:4:5: sites[0].nodez: unknown key 'nodez'; expected one of name, location, nodes, "
+            "writes, arbitrator, lan_rtt_ms, weight",
+        ),
+        (
+            "name: t\nsites:\n  - name: a\n    location: {lat: 91, lon: 0}\n",
+            "T:4:21: sites[0].location.lat: must be <= 90, got 91",
+        ),
+        (
+            "name: t\nsites:\n  - name: a\nlinks:\n  - sites: [a, b]\n    distance_km: .nan\n",
+            "T:6:18: links[0].distance_km: must be a finite number, got nan",
+        ),
+        (
+            "name: t\nsites:\n  - name: a\nlinks:\n  - sites: [a, a]\n    distance_km: .inf\n",
+            "T:6:18: links[0].distance_km: must be a finite number, got inf",
+        ),
+        ("name: t\nversion: 2\nsites:\n  - name: a\n", "T:2:10: version: expected one of 1, got 2"),
+        (
+            "name: t\nsites:\n  - name: a\n  - name: b\nlinks:\n  - sites: [a, c]\n",
+            "T:6:16: links[0].sites[1]: site 'c' is not declared; declared sites: a, b",
+        ),
+        (
+            "name: t\nsites:\n  - name: a\nlinks:\n  - sites: [a, a]\n",
+            "T:5:5: links[0]: a link joins two different sites; got 'a' twice",
+        ),
+        (
+            "name: t\nsites:\n  - name: a\n  - name: b\nlinks:\n  - sites: [a, b]\n"
+            "    measurements:\n      - method: icmp\n        samples_ms: [1, 2]\n"
+            "        percentiles_ms: {p50: 1}\n",
+            "T:8:9: links[0].measurements[0]: give exactly one of samples_ms, percentiles_ms or "
+            "file; found samples_ms and percentiles_ms",
+        ),
+        (
+            "name: t\nsites:\n  - name: a\n  - name: b\nlinks:\n  - sites: [a, b]\n"
+            "    measurements:\n      - method: icmp\n        percentiles_ms: {p50: 5, p99: 3}\n",
+            "T:9:25: links[0].measurements[0].percentiles_ms: percentiles must not decrease: "
+            "p99 (3) < p50 (5)",
+        ),
+        (
+            "name: t\nsites:\n  - name: a\n  - name: a\n",
+            "T:4:11: sites[1].name: site name 'a' is declared twice",
+        ),
+        (
+            "name: t\nname: u\nsites:\n  - name: a\n",
+            "T:2:1: duplicate key 'name' (first given on line 1)",
+        ),
+        (
+            "name: t\nsites:\n  - name: a\ngalera:\n  provider_options:\n    evs.send_windw: 512\n",
+            "T:6:21: galera.provider_options.evs.send_windw: unknown provider option "
+            "'evs.send_windw'; did you mean 'evs.send_window'?",
+        ),
+        (
+            "name: t\nsites:\n  - name: a\ngalera:\n  provider_options:\n"
+            "    evs.suspect_timeout: 5 seconds\n",
+            "T:6:26: galera.provider_options.evs.suspect_timeout: expected an ISO 8601 duration "
+            "such as PT5S or PT1M, got '5 seconds'",
+        ),
+        (
+            "name: t\nsites:\n  - name: a\n    writes: true\n    nodes: 0\n",
+            "T:3:5: sites[0]: site 'a' has writes: true but nodes: 0; writes need a Galera node "
+            "at the site (set nodes >= 1 or writes: false)",
+        ),
+        (
+            "name: t\nsites:\n  - name: a\nlinks:\n  - sites: [a, b]\n    route_km: 100\n"
+            "    distance_km: 400\n",
+            "T:5:5: links[0]: route_km (100) is shorter than distance_km (400); a cable cannot "
+            "beat the great circle",
+        ),
+        (
+            "name: t\nsites: []\n",
+            "T:2:8: sites: list should have at least 1 item after validation, not 0, got []",
+        ),
+        (
+            "name: t\nsites:\n  - name: 'a b'\n",
+            "T:3:11: sites[0].name: 'a b' is not allowed here; expected text matching "
+            "^[A-Za-z0-9_.-]+$",
+        ),
+        (
+            "name: t\nsites:\n  - name: a\nworkload:\n  hot_rows:\n"
+            "    - {name: r, updates_per_s: 0}\n",
+            "T:6:32: workload.hot_rows[0].updates_per_s: must be > 0, got 0",
+        ),
     ],
 )
 def test_bad_input_names_file_line_column_and_key(write, text, expected):
@@ -119,7 +160,7 @@ def test_every_error_is_listed(write):
 def test_alias_bomb_is_refused(write):
     lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
     for i in range(1, 9):
-        prev = f"*a{i-1}"
+        prev = f"*a{i - 1}"
         lines.append(f"a{i}: &a{i} [{', '.join([prev] * 10)}]")
     lines.append("name: t\nsites: [{name: s}]\nbomb: *a8")
     message = error_of(write, "\n".join(lines))

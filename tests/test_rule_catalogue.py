@@ -12,15 +12,32 @@ from advisor.recommend import recommend
 from advisor.rules import load_rules
 
 RULES = load_rules()
-STABLE = ["RTT-BELOW-PHYSICS", "RTT-ESTIMATED", "PING-ONLY", "COMMIT-LATENCY-SLO",
-          "HOT-ROW-RATE", "QUORUM-SITE-LOSS", "RTT-TAIL-INSTABILITY", "SEND-WINDOW",
-          "BANDWIDTH", "MULTI-SITE-WRITES-ASYNC", "ASYNC-DATA-LOSS"]
-DEFAULT_SEVERITY = {"RTT-BELOW-PHYSICS": "warning", "RTT-ESTIMATED": "info",
-                    "PING-ONLY": "warning", "COMMIT-LATENCY-SLO": "blocker",
-                    "HOT-ROW-RATE": "blocker", "QUORUM-SITE-LOSS": "blocker",
-                    "RTT-TAIL-INSTABILITY": "warning", "SEND-WINDOW": "warning",
-                    "BANDWIDTH": "blocker", "MULTI-SITE-WRITES-ASYNC": "blocker",
-                    "ASYNC-DATA-LOSS": "warning"}
+STABLE = [
+    "RTT-BELOW-PHYSICS",
+    "RTT-ESTIMATED",
+    "PING-ONLY",
+    "COMMIT-LATENCY-SLO",
+    "HOT-ROW-RATE",
+    "QUORUM-SITE-LOSS",
+    "RTT-TAIL-INSTABILITY",
+    "SEND-WINDOW",
+    "BANDWIDTH",
+    "MULTI-SITE-WRITES-ASYNC",
+    "ASYNC-DATA-LOSS",
+]
+DEFAULT_SEVERITY = {
+    "RTT-BELOW-PHYSICS": "warning",
+    "RTT-ESTIMATED": "info",
+    "PING-ONLY": "warning",
+    "COMMIT-LATENCY-SLO": "blocker",
+    "HOT-ROW-RATE": "blocker",
+    "QUORUM-SITE-LOSS": "blocker",
+    "RTT-TAIL-INSTABILITY": "warning",
+    "SEND-WINDOW": "warning",
+    "BANDWIDTH": "blocker",
+    "MULTI-SITE-WRITES-ASYNC": "blocker",
+    "ASYNC-DATA-LOSS": "warning",
+}
 
 
 def test_the_stable_ids_exist_with_their_default_severity():

@@ -15,8 +15,11 @@ def run(text: str):
 
 
 def rules(result, option=None, severity=None):
-    return {f.rule for f in result.findings
-            if (option is None or f.option == option) and (severity is None or f.severity == severity)}
+    return {
+        f.rule
+        for f in result.findings
+        if (option is None or f.option == option) and (severity is None or f.severity == severity)
+    }
 
 
 def option(result, architecture):
@@ -24,10 +27,12 @@ def option(result, architecture):
 
 
 def icmp(a, b, ms):
-    return f"  - {{sites: [{a}, {b}], measurements: [{{method: icmp, percentiles_ms: {{p50: {ms}, p99: {ms * 1.1:.3f}}}}}]}}\n"
+    measured = f"{{method: icmp, percentiles_ms: {{p50: {ms}, p99: {ms * 1.1:.3f}}}}}"
+    return f"  - {{sites: [{a}, {b}], measurements: [{measured}]}}\n"
 
 
-METRO_PLUS_FAR = """
+METRO_PLUS_FAR = (
+    """
 name: metro-plus-far
 requirements: {commit_latency_ms: {p99: 10}, survive: site}
 sites:
@@ -36,13 +41,19 @@ sites:
   - {name: metro-arb, nodes: 0, writes: false, arbitrator: true}
   - {name: far, nodes: 3}
 links:
-""" + icmp("metro-a", "metro-b", 0.6) + icmp("metro-a", "metro-arb", 0.7) + icmp(
-    "metro-b", "metro-arb", 0.7) + icmp("metro-a", "far", 18) + icmp("metro-b", "far", 18) + icmp(
-    "metro-arb", "far", 18) + """
+"""
+    + icmp("metro-a", "metro-b", 0.6)
+    + icmp("metro-a", "metro-arb", 0.7)
+    + icmp("metro-b", "metro-arb", 0.7)
+    + icmp("metro-a", "far", 18)
+    + icmp("metro-b", "far", 18)
+    + icmp("metro-arb", "far", 18)
+    + """
 workload:
   hot_rows:
     - {name: "cart totals", updates_per_s: 100, writer_sites: [metro-a, metro-b]}
 """
+)
 
 
 def test_two_metro_sites_plus_one_far_share_a_cluster_with_a_metro_arbitrator():
@@ -61,7 +72,8 @@ def test_two_metro_sites_plus_one_far_share_a_cluster_with_a_metro_arbitrator():
     assert "ARBITRATOR-PLACED" in rules(result, "grouped_clusters")
 
 
-THREE_IN_A_METRO = """
+THREE_IN_A_METRO = (
+    """
 name: one-metro
 requirements: {commit_latency_ms: {p99: 20}, survive: site}
 sites:
@@ -69,11 +81,16 @@ sites:
   - {name: dc2, location: {lat: 52.30, lon: 4.76}}
   - {name: dc3, location: {lat: 52.45, lon: 5.05}}
 links:
-""" + icmp("dc1", "dc2", 0.5) + icmp("dc1", "dc3", 0.7) + icmp("dc2", "dc3", 0.8) + """
+"""
+    + icmp("dc1", "dc2", 0.5)
+    + icmp("dc1", "dc3", 0.7)
+    + icmp("dc2", "dc3", 0.8)
+    + """
 workload:
   commits_per_s: {avg: 300, peak: 900}
   hot_rows: [{name: "sequence next_id", updates_per_s: 200}]
 """
+)
 
 
 def test_three_sites_in_one_metro_run_one_cluster():
@@ -88,7 +105,7 @@ def test_three_sites_in_one_metro_run_one_cluster():
     bound = result.hot_rows[0].max_updates_per_s["single_cluster"]
     assert 350 < bound < 560
     # Locations alone put the floor: the links run at a fair fraction of light speed.
-    link = next(l for l in result.links if l.sites == ("dc1", "dc2"))
+    link = next(x for x in result.links if x.sites == ("dc1", "dc2"))
     assert link.distance_km == pytest.approx(11.9, abs=0.5) and link.floor_rtt_ms < 0.2
 
 
@@ -113,7 +130,8 @@ def test_two_continents_get_a_cluster_each_linked_asynchronously():
     assert result.architecture == "per_site_clusters"
     assert result.groups == [["virginia"], ["dublin"]]
     assert {"COMMIT-LATENCY-SLO", "QUORUM-SITE-LOSS", "HOT-ROW-RATE"} <= rules(
-        result, "single_cluster", "blocker")
+        result, "single_cluster", "blocker"
+    )
     per_site = option(result, "per_site_clusters")
     assert per_site.viable and per_site.clusters == 2
     # Asynchronous RPO about half the p99 round trip plus apply: 37 + 1 = 38 ms.
@@ -140,17 +158,24 @@ links:
 def test_two_sites_without_a_third_cannot_share_a_cluster():
     result = run(TWO_SITES)
     assert result.architecture == "per_site_clusters"
-    blockers = [f for f in result.findings if f.option == "single_cluster" and f.severity == "blocker"]
+    blockers = [
+        f for f in result.findings if f.option == "single_cluster" and f.severity == "blocker"
+    ]
     assert [f.rule for f in blockers] == ["QUORUM-SITE-LOSS"]
     assert "loss of site a leaves at most 50% of the votes" in blockers[0].message
     assert "mark a third site with arbitrator: true" in blockers[0].message
 
 
 def test_an_arbitrator_site_lets_two_sites_share_a_cluster():
-    text = TWO_SITES.replace(
-        "  - {name: b, nodes: 3}\n",
-        "  - {name: b, nodes: 3}\n  - {name: witness, nodes: 0, writes: false, arbitrator: true}\n",
-    ) + icmp("a", "witness", 5.0) + icmp("b", "witness", 5.0)
+    text = (
+        TWO_SITES.replace(
+            "  - {name: b, nodes: 3}\n",
+            "  - {name: b, nodes: 3}\n"
+            "  - {name: witness, nodes: 0, writes: false, arbitrator: true}\n",
+        )
+        + icmp("a", "witness", 5.0)
+        + icmp("b", "witness", 5.0)
+    )
     result = run(text)
     assert result.architecture == "single_cluster"
     assert result.groups == [["a", "b", "witness"]]
@@ -159,15 +184,21 @@ def test_an_arbitrator_site_lets_two_sites_share_a_cluster():
     assert 3.0 < placed.values["cost_ms"] < 5.5
 
 
-HOT_ROW = """
+HOT_ROW = (
+    """
 name: hot-row
 requirements: {survive: site}
 sites: [{name: a}, {name: b}, {name: c}]
 links:
-""" + icmp("a", "b", 20) + icmp("a", "c", 20) + icmp("b", "c", 20) + """
+"""
+    + icmp("a", "b", 20)
+    + icmp("a", "c", 20)
+    + icmp("b", "c", 20)
+    + """
 workload:
   hot_rows: [{name: "stock sku=7", updates_per_s: 200, writer_sites: [a]}]
 """
+)
 
 
 def test_a_hot_row_only_per_site_clusters_can_carry():
