@@ -144,6 +144,7 @@ def format_key(path: KeyPath) -> str:
     """``("sites", 1, "nodes")`` -> ``sites[1].nodes``."""
     text = ""
     for part in path:
+        part = part if isinstance(part, int) or part.isprintable() else repr(part)  # one line
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
     return text
 
