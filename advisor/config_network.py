@@ -263,7 +263,8 @@ def _query_rules(ctx: PlanContext, clusters: list[ClusterPlan]) -> list[Row]:
         rules.append(Row(columns=[
             _col("rule_id", 100 + n, "rules for owned rows start at 101"),
             _col("active", 1 if pattern else 0,
-                 "on" if pattern else "off until match_pattern is adapted"),
+                 "on: the pattern names the row's table and key" if pattern
+                 else "off until match_pattern is adapted"),
             _col("match_pattern", pattern or f"<writes of {row.row.name}>",
                  "PLACEHOLDER to adapt: writes of this row (by key, tenant or range)"),
             _col("re_modifiers", "CASELESS", "SQL keywords in any case"),

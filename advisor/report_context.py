@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from advisor.evidence import LinkEvidence
     from advisor.recommend import Analysis
 
+# Above this many site pairs, only the links the chosen plan uses get an RTT chart.
+MAX_LINK_CHARTS = 12
 _SEVERITY_ORDER = {"blocker": 0, "warning": 1, "info": 2}
 _SHORT = {"single_cluster": "one cluster", "per_site_clusters": "per site",
           "grouped_clusters": "grouped"}
@@ -201,11 +203,21 @@ def pros_and_cons(option: OptionReport, rec: Recommendation) -> dict[str, list[s
 def _charts(analysis: Analysis, rec: Recommendation, plan: ConfigPlan) -> list[dict[str, str]]:
     out = []
     out.append(_topology_chart(analysis, rec, plan))
-    for n, (link, report) in enumerate(zip(analysis.links, rec.links, strict=True), start=1):
+    for n, (link, report) in enumerate(_charted_links(analysis, rec), start=1):
         out.append(_rtt_chart(n, link, report, analysis, plan))
     for n, row in enumerate(rec.hot_rows, start=1):
         out.append(_hot_row_chart(n, row, rec))
     return out
+
+
+def _charted_links(analysis: Analysis, rec: Recommendation) -> list[tuple[LinkEvidence, Any]]:
+    """Every link, or beyond :data:`MAX_LINK_CHARTS` only those the chosen plan uses."""
+    pairs = list(zip(analysis.links, rec.links, strict=True))
+    if len(pairs) <= MAX_LINK_CHARTS:
+        return pairs
+    used = {frozenset(link.sites) for c in analysis.chosen.clusters for link in c.links}
+    used |= {frozenset(a.sites) for a in analysis.chosen.async_links}
+    return [(link, report) for link, report in pairs if frozenset(link.sites) in used]
 
 
 def _marks(link: LinkEvidence, analysis: Analysis, plan: ConfigPlan) -> list[charts.Mark]:

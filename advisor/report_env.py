@@ -125,6 +125,29 @@ class _Sandbox(SandboxedEnvironment):
         return value
 
 
+class _MemoryBytecodeCache(jinja2.BytecodeCache):
+    """Compiled templates kept for the life of the process, keyed by name and source hash.
+
+    Compiling the shipped templates costs more than rendering them; a changed template
+    (another checksum) is compiled again. Only :class:`_Sandbox` environments use it, so
+    every cached template carries the deadline checks.
+    """
+
+    def __init__(self) -> None:
+        self._store: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        data = self._store.get(bucket.key)
+        if data is not None:
+            bucket.bytecode_from_string(data)
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self._store[bucket.key] = bucket.bytecode_to_string()
+
+
+_BYTECODE_CACHE = _MemoryBytecodeCache()
+
+
 class _Stopped(Exception):
     """A template hit a render limit."""
 
@@ -144,6 +167,7 @@ def make_environment(templates_dir: Path | None = None, *, limits: Limits | None
         limits or Limits(),
         loader=jinja2.ChoiceLoader(loaders),
         undefined=jinja2.StrictUndefined,
+        bytecode_cache=_BYTECODE_CACHE,
         autoescape=jinja2.select_autoescape(enabled_extensions=("html", "html.j2"),
                                             default_for_string=False),
         keep_trailing_newline=True,

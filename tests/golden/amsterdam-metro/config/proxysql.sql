@@ -1,0 +1,98 @@
+-- config/proxysql.sql
+-- ProxySQL in front of the Galera clusters of topology "amsterdam-metro" (single_cluster).
+-- Host names such as ams-1-db1 are placeholders made from site names, and <password> marks a
+--   secret to choose: replace both.
+-- Run this on the admin interface of every ProxySQL instance (one or a pair at each site with
+--   applications); only mysql_users differs between sites.
+-- Create the monitor account on every cluster (USAGE is enough): ProxySQL reads
+--   wsrep_local_state, read_only and wsrep_desync through it.
+-- Under each row, a comment says why each value is what it is (once per reason).
+
+-- Servers: every data node, in its cluster's writer hostgroup to start with.
+-- node of cluster ams-1_ams-2_ams-3 at site ams-1
+--   hostgroup_id = 10: start in cluster ams-1_ams-2_ams-3's writer hostgroup; ProxySQL moves
+--     each node to its role
+--   hostname = ams-1-db1: placeholder
+--   port = 3306: the MySQL port
+--   weight = 1000000: the cluster's one writer: the highest weight wins (ProxySQL orders writers
+--     by weight, then hostname, galera.md 5c; Percona proxysql-admin uses 1,000,000 against 1,000)
+--   comment = ams-1_ams-2_ams-3 @ ams-1: cluster and site, for people
+INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
+  VALUES (10, 'ams-1-db1', 3306, 1000000, 'ams-1_ams-2_ams-3 @ ams-1');
+-- node of cluster ams-1_ams-2_ams-3 at site ams-1
+--   weight = 100000: next writer if the writer fails: same site (ProxySQL orders writers by
+--     weight, then hostname, galera.md 5c; Percona proxysql-admin uses 1,000,000 against 1,000)
+INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
+  VALUES (10, 'ams-1-db2', 3306, 100000, 'ams-1_ams-2_ams-3 @ ams-1');
+-- node of cluster ams-1_ams-2_ams-3 at site ams-1
+INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
+  VALUES (10, 'ams-1-db3', 3306, 100000, 'ams-1_ams-2_ams-3 @ ams-1');
+-- node of cluster ams-1_ams-2_ams-3 at site ams-2
+--   weight = 1000: writer only when the writer's site has none left (ProxySQL orders writers by
+--     weight, then hostname, galera.md 5c; Percona proxysql-admin uses 1,000,000 against 1,000)
+INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
+  VALUES (10, 'ams-2-db1', 3306, 1000, 'ams-1_ams-2_ams-3 @ ams-2');
+-- node of cluster ams-1_ams-2_ams-3 at site ams-2
+INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
+  VALUES (10, 'ams-2-db2', 3306, 1000, 'ams-1_ams-2_ams-3 @ ams-2');
+-- node of cluster ams-1_ams-2_ams-3 at site ams-2
+INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
+  VALUES (10, 'ams-2-db3', 3306, 1000, 'ams-1_ams-2_ams-3 @ ams-2');
+-- node of cluster ams-1_ams-2_ams-3 at site ams-3
+INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
+  VALUES (10, 'ams-3-db1', 3306, 1000, 'ams-1_ams-2_ams-3 @ ams-3');
+-- node of cluster ams-1_ams-2_ams-3 at site ams-3
+INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
+  VALUES (10, 'ams-3-db2', 3306, 1000, 'ams-1_ams-2_ams-3 @ ams-3');
+-- node of cluster ams-1_ams-2_ams-3 at site ams-3
+INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
+  VALUES (10, 'ams-3-db3', 3306, 1000, 'ams-1_ams-2_ams-3 @ ams-3');
+
+-- Galera hostgroups: ProxySQL keeps exactly one writer per cluster.
+-- cluster ams-1_ams-2_ams-3: writer pinned at ams-1-db1 (ams-1)
+--   writer_hostgroup = 10: a block of four hostgroups per cluster
+--   backup_writer_hostgroup = 11: writable nodes beyond max_writers wait here
+--   reader_hostgroup = 12: nodes that serve reads
+--   offline_hostgroup = 13: nodes out of the primary component, desynced or not synced
+--   active = 1: ProxySQL manages these hostgroups from the nodes' wsrep state
+--   max_writers = 1: one writer per cluster: no certification conflicts between its nodes, and
+--     Codership's single-writer flow control applies (galera.md 5c)
+--   writer_is_also_reader = 2: only backup writers serve reads, the writer keeps its capacity
+--     for writes (proxysql-admin default; ProxySQL PR #3187 fixed nodes vanishing in this mode:
+--     use a recent ProxySQL)
+--   max_transactions_behind = 100: proxysql-admin default; ProxySQL 2.7 compares it with
+--     wsrep_local_recv_queue of read_only=1 nodes only
+--   comment = ams-1_ams-2_ams-3: the cluster
+INSERT INTO mysql_galera_hostgroups (writer_hostgroup, backup_writer_hostgroup, reader_hostgroup, offline_hostgroup, active, max_writers, writer_is_also_reader, max_transactions_behind, comment)
+  VALUES (10, 11, 12, 13, 1, 1, 2, 100, 'ams-1_ams-2_ams-3');
+
+-- Query rules: none needed; with one cluster, max_writers=1 already sends every write to one
+-- node.
+-- Application users: ProxySQL sends each user's statements to its default hostgroup.
+-- on the ProxySQL instances at ams-1, ams-2, ams-3
+--   username = app: placeholder: the application's account
+--   password = <password>: placeholder
+--   default_hostgroup = 10: applications at ams-1, ams-2, ams-3 write to their own cluster,
+--     ams-1_ams-2_ams-3
+--   transaction_persistent = 1: a transaction stays on one hostgroup: query rules route a
+--     transaction by its first statement
+INSERT INTO mysql_users (username, password, default_hostgroup, transaction_persistent)
+  VALUES ('app', '<password>', 10, 1);
+
+-- Monitor settings.
+-- placeholder: the account ProxySQL's monitor logs in with
+UPDATE global_variables SET variable_value = 'monitor' WHERE variable_name = 'mysql-monitor_username';
+-- placeholder
+UPDATE global_variables SET variable_value = '<password>' WHERE variable_name = 'mysql-monitor_password';
+-- ProxySQL's default 800 ms kept: a check on a new connection costs about 4 round trips, 18 ms
+--   at the highest RTT from a ProxySQL site to a node (ams-1-ams-2, 4.5 ms)
+UPDATE global_variables SET variable_value = '800' WHERE variable_name = 'mysql-monitor_galera_healthcheck_timeout';
+
+LOAD MYSQL SERVERS TO RUNTIME;
+SAVE MYSQL SERVERS TO DISK;
+LOAD MYSQL QUERY RULES TO RUNTIME;
+SAVE MYSQL QUERY RULES TO DISK;
+LOAD MYSQL USERS TO RUNTIME;
+SAVE MYSQL USERS TO DISK;
+LOAD MYSQL VARIABLES TO RUNTIME;
+SAVE MYSQL VARIABLES TO DISK;

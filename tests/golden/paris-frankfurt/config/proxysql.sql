@@ -1,0 +1,128 @@
+-- config/proxysql.sql
+-- ProxySQL in front of the Galera clusters of topology "paris-frankfurt" (grouped_clusters).
+-- Host names such as paris-1-db1 are placeholders made from site names, and <password> marks a
+--   secret to choose: replace both.
+-- Run this on the admin interface of every ProxySQL instance (one or a pair at each site with
+--   applications); only mysql_users differs between sites.
+-- Create the monitor account on every cluster (USAGE is enough): ProxySQL reads
+--   wsrep_local_state, read_only and wsrep_desync through it.
+-- Under each row, a comment says why each value is what it is (once per reason).
+
+-- Servers: every data node, in its cluster's writer hostgroup to start with.
+-- node of cluster paris-1_paris-2 at site paris-1
+--   hostgroup_id = 10: start in cluster paris-1_paris-2's writer hostgroup; ProxySQL moves each
+--     node to its role
+--   hostname = paris-1-db1: placeholder
+--   port = 3306: the MySQL port
+--   weight = 1000000: the cluster's one writer: the highest weight wins (ProxySQL orders writers
+--     by weight, then hostname, galera.md 5c; Percona proxysql-admin uses 1,000,000 against 1,000)
+--   comment = paris-1_paris-2 @ paris-1: cluster and site, for people
+INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
+  VALUES (10, 'paris-1-db1', 3306, 1000000, 'paris-1_paris-2 @ paris-1');
+-- node of cluster paris-1_paris-2 at site paris-1
+--   weight = 100000: next writer if the writer fails: same site (ProxySQL orders writers by
+--     weight, then hostname, galera.md 5c; Percona proxysql-admin uses 1,000,000 against 1,000)
+INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
+  VALUES (10, 'paris-1-db2', 3306, 100000, 'paris-1_paris-2 @ paris-1');
+-- node of cluster paris-1_paris-2 at site paris-1
+INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
+  VALUES (10, 'paris-1-db3', 3306, 100000, 'paris-1_paris-2 @ paris-1');
+-- node of cluster paris-1_paris-2 at site paris-2
+--   weight = 1000: writer only when the writer's site has none left (ProxySQL orders writers by
+--     weight, then hostname, galera.md 5c; Percona proxysql-admin uses 1,000,000 against 1,000)
+INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
+  VALUES (10, 'paris-2-db1', 3306, 1000, 'paris-1_paris-2 @ paris-2');
+-- node of cluster paris-1_paris-2 at site paris-2
+INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
+  VALUES (10, 'paris-2-db2', 3306, 1000, 'paris-1_paris-2 @ paris-2');
+-- node of cluster paris-1_paris-2 at site paris-2
+INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
+  VALUES (10, 'paris-2-db3', 3306, 1000, 'paris-1_paris-2 @ paris-2');
+-- node of cluster frankfurt at site frankfurt
+--   hostgroup_id = 20: start in cluster frankfurt's writer hostgroup; ProxySQL moves each node
+--     to its role
+INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
+  VALUES (20, 'frankfurt-db1', 3306, 1000000, 'frankfurt @ frankfurt');
+-- node of cluster frankfurt at site frankfurt
+INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
+  VALUES (20, 'frankfurt-db2', 3306, 100000, 'frankfurt @ frankfurt');
+-- node of cluster frankfurt at site frankfurt
+INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
+  VALUES (20, 'frankfurt-db3', 3306, 100000, 'frankfurt @ frankfurt');
+
+-- Galera hostgroups: ProxySQL keeps exactly one writer per cluster.
+-- cluster paris-1_paris-2: writer pinned at paris-1-db1 (paris-1)
+--   writer_hostgroup = 10: a block of four hostgroups per cluster
+--   backup_writer_hostgroup = 11: writable nodes beyond max_writers wait here
+--   reader_hostgroup = 12: nodes that serve reads
+--   offline_hostgroup = 13: nodes out of the primary component, desynced or not synced
+--   active = 1: ProxySQL manages these hostgroups from the nodes' wsrep state
+--   max_writers = 1: one writer per cluster: no certification conflicts between its nodes, and
+--     Codership's single-writer flow control applies (galera.md 5c)
+--   writer_is_also_reader = 2: only backup writers serve reads, the writer keeps its capacity
+--     for writes (proxysql-admin default; ProxySQL PR #3187 fixed nodes vanishing in this mode:
+--     use a recent ProxySQL)
+--   max_transactions_behind = 100: proxysql-admin default; ProxySQL 2.7 compares it with
+--     wsrep_local_recv_queue of read_only=1 nodes only
+--   comment = paris-1_paris-2: the cluster
+INSERT INTO mysql_galera_hostgroups (writer_hostgroup, backup_writer_hostgroup, reader_hostgroup, offline_hostgroup, active, max_writers, writer_is_also_reader, max_transactions_behind, comment)
+  VALUES (10, 11, 12, 13, 1, 1, 2, 100, 'paris-1_paris-2');
+-- cluster frankfurt: writer pinned at frankfurt-db1 (frankfurt)
+INSERT INTO mysql_galera_hostgroups (writer_hostgroup, backup_writer_hostgroup, reader_hostgroup, offline_hostgroup, active, max_writers, writer_is_also_reader, max_transactions_behind, comment)
+  VALUES (20, 21, 22, 23, 1, 1, 2, 100, 'frankfurt');
+
+-- Query rules: the writes of each hot row go to the cluster of the site that owns it.
+-- The match patterns are PLACEHOLDERS: adapt them to how your data is owned (key ranges,
+-- tenants, schemas) before relying on them.
+-- "inventory sku=1001" is owned by paris-1 (its first writer site); writes from elsewhere pay
+--   one round trip per statement
+--   rule_id = 101: rules for owned rows start at 101
+--   active = 1: on: the pattern names the row's table and key
+--   match_pattern = ^\s*(UPDATE|INSERT|REPLACE|DELETE)\b.*\binventory\b.*\bsku\s*=\s*'?1001\b:
+--     PLACEHOLDER to adapt: writes of this row (by key, tenant or range)
+--   re_modifiers = CASELESS: SQL keywords in any case
+--   destination_hostgroup = 10: the writer of cluster paris-1_paris-2, at the owner site paris-1
+--   apply = 1: stop at this rule
+--   comment = owned by paris-1: the row's owner site
+INSERT INTO mysql_query_rules (rule_id, active, match_pattern, re_modifiers, destination_hostgroup, apply, comment)
+  VALUES (101, 1, '^\s*(UPDATE|INSERT|REPLACE|DELETE)\b.*\binventory\b.*\bsku\s*=\s*''?1001\b', 'CASELESS', 10, 1, 'owned by paris-1');
+-- "orders_de next_id" is owned by frankfurt (its first writer site); writes from elsewhere pay
+--   one round trip per statement (commented out: adapt it, then remove the leading --)
+--   active = 0: off until match_pattern is adapted
+--   destination_hostgroup = 20: the writer of cluster frankfurt, at the owner site frankfurt
+-- INSERT INTO mysql_query_rules (rule_id, active, match_pattern, re_modifiers, destination_hostgroup, apply, comment)
+--   VALUES (102, 0, '<writes of orders_de next_id>', 'CASELESS', 20, 1, 'owned by frankfurt');
+
+-- Application users: ProxySQL sends each user's statements to its default hostgroup.
+-- on the ProxySQL instances at paris-1, paris-2 (commented out: adapt it, then remove the
+--   leading --)
+--   username = app: placeholder: the application's account
+--   password = <password>: placeholder
+--   default_hostgroup = 10: applications at paris-1, paris-2 write to their own cluster,
+--     paris-1_paris-2
+--   transaction_persistent = 1: a transaction stays on one hostgroup: query rules route a
+--     transaction by its first statement
+-- INSERT INTO mysql_users (username, password, default_hostgroup, transaction_persistent)
+--   VALUES ('app', '<password>', 10, 1);
+-- on the ProxySQL instances at frankfurt (commented out: adapt it, then remove the leading --)
+--   default_hostgroup = 20: applications at frankfurt write to their own cluster, frankfurt
+-- INSERT INTO mysql_users (username, password, default_hostgroup, transaction_persistent)
+--   VALUES ('app', '<password>', 20, 1);
+
+-- Monitor settings.
+-- placeholder: the account ProxySQL's monitor logs in with
+UPDATE global_variables SET variable_value = 'monitor' WHERE variable_name = 'mysql-monitor_username';
+-- placeholder
+UPDATE global_variables SET variable_value = '<password>' WHERE variable_name = 'mysql-monitor_password';
+-- ProxySQL's default 800 ms kept: a check on a new connection costs about 4 round trips, 265 ms
+--   at the highest RTT from a ProxySQL site to a node (paris-1-frankfurt, 66.2 ms)
+UPDATE global_variables SET variable_value = '800' WHERE variable_name = 'mysql-monitor_galera_healthcheck_timeout';
+
+LOAD MYSQL SERVERS TO RUNTIME;
+SAVE MYSQL SERVERS TO DISK;
+LOAD MYSQL QUERY RULES TO RUNTIME;
+SAVE MYSQL QUERY RULES TO DISK;
+LOAD MYSQL USERS TO RUNTIME;
+SAVE MYSQL USERS TO DISK;
+LOAD MYSQL VARIABLES TO RUNTIME;
+SAVE MYSQL VARIABLES TO DISK;

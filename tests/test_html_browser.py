@@ -1,0 +1,202 @@
+"""The HTML design document in a real headless Chromium: charts render, nothing is fetched.
+
+Two checks per example, each in a fresh profile:
+
+- **render**: a copy of the page with a measuring script appended is loaded with
+  ``--dump-dom``; the script writes, for every ``<svg>``, its id, its rendered size and how
+  many of its text labels have a non-zero rendered length;
+- **offline**: the unmodified page is loaded with every host name mapped to nothing and a
+  proxy pointing at a local socket that records any connection, and with ``--log-net-log``.
+  No request may carry the page's (``file://``) network isolation key, and the proxy may see
+  only what the net log attributes to Chromium's own background services (component
+  updater, account checks), never to the page. A control page with an ``<img>`` and a
+  stylesheet from the network proves both detectors see such fetches.
+
+Skipped without Chromium, unless ``ADVISOR_REQUIRE_CHROMIUM=1`` (CI), where it fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from advisor.recommend import analyse
+from advisor.report import render_documents
+from advisor.report_context import document_context
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((REPO / "examples").glob("*/topology.yaml"))
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+MEASURE = """<script>
+window.addEventListener("load", () => {
+  const rows = [...document.querySelectorAll("svg")].map((svg) => {
+    const box = svg.getBoundingClientRect();
+    const shown = [...svg.querySelectorAll("text")].filter((t) => t.getComputedTextLength() > 0);
+    return [svg.id, Math.round(box.width), Math.round(box.height), shown.length];
+  });
+  const out = document.createElement("pre");
+  out.id = "advisor-measure";
+  out.textContent = JSON.stringify(rows);
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+@cache
+def chromium() -> str | None:
+    for name in (os.environ.get("ADVISOR_CHROMIUM"), "chromium", "chromium-browser",
+                 "google-chrome"):
+        found = shutil.which(name) if name else None
+        if found:
+            return found
+    return None
+
+
+def require_browser() -> str:
+    """The Chromium binary; skip without one, or fail when ADVISOR_REQUIRE_CHROMIUM=1."""
+    found = chromium()
+    if found is None:
+        if os.environ.get("ADVISOR_REQUIRE_CHROMIUM") == "1":
+            pytest.fail("ADVISOR_REQUIRE_CHROMIUM=1 but no chromium on PATH: install it "
+                        "(Debian: apt-get install -y chromium)")
+        pytest.skip("chromium is not installed")
+    return found
+
+
+def test_missing_chromium_fails_when_required(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.delenv("ADVISOR_CHROMIUM", raising=False)
+    chromium.cache_clear()
+    try:
+        monkeypatch.setenv("ADVISOR_REQUIRE_CHROMIUM", "1")
+        with pytest.raises(pytest.fail.Exception, match="no chromium on PATH"):
+            require_browser()
+        monkeypatch.setenv("ADVISOR_REQUIRE_CHROMIUM", "0")
+        with pytest.raises(pytest.skip.Exception, match="chromium is not installed"):
+            require_browser()
+    finally:
+        chromium.cache_clear()
+
+
+@dataclass
+class Recorder:
+    """A local socket standing in for a proxy: it records the first line of every request."""
+
+    lines: list[str] = field(default_factory=list)
+    server: socket.socket = field(default_factory=socket.socket)
+
+    def start(self) -> int:
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(64)
+        threading.Thread(target=self._serve, daemon=True).start()
+        return int(self.server.getsockname()[1])
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2)
+                try:
+                    self.lines.append(conn.recv(4096).split(b"\r\n")[0].decode("latin-1"))
+                except OSError:
+                    self.lines.append("?")
+
+    def hosts(self) -> set[str]:
+        found = set()
+        for line in self.lines:
+            parts = line.split()
+            if len(parts) >= 2:
+                target = parts[1]
+                found.add(urlsplit(target).hostname or target.rsplit(":", 1)[0])
+        return found
+
+
+@pytest.fixture
+def recorder() -> Iterator[Recorder]:
+    rec = Recorder()
+    yield rec
+    rec.server.close()
+
+
+def run(browser: str, page: Path, profile: Path, *extra: str) -> str:
+    done = subprocess.run(
+        [browser, *FLAGS, f"--user-data-dir={profile}", *extra, "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def net_requests(netlog: Path) -> list[tuple[str, str]]:
+    """(url, network isolation key) of every request Chromium's network stack started."""
+    log: dict[str, Any] = json.loads(netlog.read_text(encoding="utf-8"))
+    start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    return [(e["params"]["url"], str(e["params"].get("network_isolation_key", "")))
+            for e in log["events"] if e["type"] == start and "url" in e.get("params", {})]
+
+
+def offline_load(browser: str, page: Path, tmp: Path, recorder: Recorder
+                 ) -> tuple[list[str], set[str], set[str]]:
+    """Load ``page`` offline: (page's requests, proxy hosts, Chromium's own hosts)."""
+    port = recorder.start()
+    netlog = tmp / "net.json"
+    run(browser, page, tmp / "offline-profile", f"--log-net-log={netlog}",
+        "--net-log-capture-mode=Default", f"--proxy-server=http://127.0.0.1:{port}",
+        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1")
+    requests = net_requests(netlog)
+    own = {u for u, key in requests if key.startswith("file://")}
+    background = {urlsplit(u).hostname or "" for u, key in requests if not key.startswith("file://")}
+    return sorted(own), recorder.hosts(), background
+
+
+def test_the_detectors_see_a_page_that_fetches(tmp_path: Path, recorder: Recorder) -> None:
+    browser = require_browser()
+    page = tmp_path / "fetches.html"
+    page.write_text('<html><body><img src="http://example.com/x.png">'
+                    '<link rel="stylesheet" href="https://cdn.example.org/a.css"></body></html>',
+                    encoding="utf-8")
+    own, proxied, background = offline_load(browser, page, tmp_path, recorder)
+    assert own == ["http://example.com/x.png", "https://cdn.example.org/a.css"]
+    assert {"example.com", "cdn.example.org"} <= proxied - background
+
+
+@pytest.mark.parametrize("topology", EXAMPLES, ids=lambda p: p.parent.name)
+def test_html_renders_its_charts_offline(topology: Path, tmp_path: Path,
+                                         recorder: Recorder) -> None:
+    browser = require_browser()
+    analysis = analyse(topology)
+    html = render_documents(analysis, formats=("html",))["design.html"]
+    page = tmp_path / "design.html"
+    page.write_text(html, encoding="utf-8")
+    measured = tmp_path / "measured.html"
+    measured.write_text(html.replace("</body>", MEASURE + "</body>"), encoding="utf-8")
+
+    dom = run(browser, measured, tmp_path / "render-profile")
+    start = dom.index('<pre id="advisor-measure">') + len('<pre id="advisor-measure">')
+    rows = json.loads(dom[start:dom.index("</pre>", start)].replace("&quot;", '"'))
+    ids = [row[0] for row in rows]
+    assert ids == [c["svg"].split('id="', 1)[1].split('"', 1)[0]
+                   for c in document_context(analysis)["charts"]]
+    assert ids[0] == "topology" and "rtt-1" in ids
+    for chart_id, width, height, labels in rows:
+        assert width > 100 and height > 100, chart_id
+        assert labels >= 5, chart_id  # the chart's text was laid out with a font
+
+    own, proxied, background = offline_load(browser, page, tmp_path, recorder)
+    assert own == []
+    assert proxied <= background, proxied - background
