@@ -75,7 +75,7 @@ def site_options(ctx: PlanContext, site: str, segment: int, spans: bool) -> list
             name="gmcast.segment", value=segment,
             reason=(f"one segment per site ({site} is segment {segment}): a write set crosses "
                     "the WAN once per remote segment and is relayed inside it, at the cost of "
-                    "up to two LAN hops per commit (galera.md 1f)")))
+                    "up to two LAN hops per commit (galera.md 1f)") + _was(ctx, "gmcast.segment")))
     weight = ctx.analysis.loaded.topology.site(site).weight
     if weight != 1:
         options.append(Setting(

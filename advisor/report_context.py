@@ -342,5 +342,5 @@ def _mermaid(plan: ConfigPlan, analysis: Analysis) -> str:
     for link in analysis.chosen.async_links:
         i, j = link.clusters
         a, b = link.sites
-        lines.append(f'  {ids[(i, a)]} -. "async {ms(link.rtt_ms["p50"])}" .- {ids[(j, b)]}')
+        lines.append(f'  {ids[(i, a)]} -.-|"async {ms(link.rtt_ms["p50"])}"| {ids[(j, b)]}')
     return "\n".join(lines)
