@@ -341,6 +341,8 @@ def _evidence(target: ConnectionSettings, info: ServerInfo, sampler: _Sampler,
                          f"resumed where it stopped; first: {reader.interruptions[0]}")
         hot_rows = reader.rows.top(top_rows, window_s)
         events = reader.rows.events
+        if not events:
+            notes.append("the binary log showed no row changes during the run")
         if reader.tables_without_key:
             names = ", ".join(sorted(reader.tables_without_key)[:5])
             notes.append(f"rows of tables without a primary key (or not visible to this user) "

@@ -86,11 +86,12 @@ def _run_with_progress(settings: ConnectionSettings, interval_s: float, duration
     if not console.is_terminal:
         return collect(settings, interval_s=interval_s, duration_s=duration_s, top_rows=top,
                        hot_row_window_s=window_s)
-    columns = (TextColumn("collecting from {task.description}"), BarColumn(),
-               TextColumn("{task.percentage:>3.0f}%"), TimeRemainingColumn(),
-               TextColumn("Ctrl-C ends early"))
+    console.print(f"watching {settings.describe()} for {duration_s:g}s, a sample every "
+                  f"{interval_s:g}s (Ctrl-C ends early and still writes)", highlight=False)
+    columns = (TextColumn("collecting"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
+               TimeRemainingColumn())
     with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task(settings.describe(), total=1.0)
+        task = bar.add_task("collect", total=1.0)
         return collect(settings, interval_s=interval_s, duration_s=duration_s, top_rows=top,
                        hot_row_window_s=window_s,
                        progress=lambda done: bar.update(task, completed=done))
@@ -143,7 +144,7 @@ def collect_command(
     try:
         evidence = _run_with_progress(settings, interval_s, duration_s, top, window_s)
     except KeyboardInterrupt:
-        raise AdvisorError("interrupted before any sample was taken; nothing written") from None
+        raise AdvisorError("interrupted before the evidence was gathered; nothing written") from None
     summary = (f"collected {evidence.status.samples} samples over {evidence.duration_s:.0f}s "
                f"from {evidence.target}" + (" (ended early)" if evidence.ended_early else ""))
     if into is not None:
