@@ -29,6 +29,8 @@ from advisor.topology import FieldError, Topology
 
 KeyPath = tuple[str | int, ...]
 _YAML12_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+$")
+# The tags of YAML's safe schema; any other (!!python/object/apply:..., !custom) is refused.
+_SAFE_TAGS = frozenset(tag for tag in yaml.SafeLoader.yaml_constructors if tag is not None)
 Positions = dict[KeyPath, tuple[int, int]]
 
 
@@ -183,6 +185,8 @@ class _Builder:
         self.constructor = yaml.SafeLoader("")  # scalar resolution and construction only
 
     def build(self, node: yaml.Node, path: KeyPath) -> Any:
+        if node.tag not in _SAFE_TAGS:  # a tag on a list or mapping would be silently dropped
+            self._fail(node, f"the YAML tag {node.tag!r} is not allowed: a topology is plain data")
         self.count += 1
         if self.count > self.limits.yaml_nodes:
             self._fail(
