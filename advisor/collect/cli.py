@@ -144,7 +144,8 @@ def collect_command(
     try:
         evidence = _run_with_progress(settings, interval_s, duration_s, top, window_s)
     except KeyboardInterrupt:
-        raise AdvisorError("interrupted before the evidence was gathered; nothing written") from None
+        raise AdvisorError("interrupted before the evidence was gathered; nothing written"
+                           ) from None
     summary = (f"collected {evidence.status.samples} samples over {evidence.duration_s:.0f}s "
                f"from {evidence.target}" + (" (ended early)" if evidence.ended_early else ""))
     if into is not None:

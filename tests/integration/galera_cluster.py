@@ -30,6 +30,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -359,8 +360,12 @@ def galera_cluster(size: int = 3, *, log_bin: tuple[bool, ...] | None = None,
         finally:
             shutil.rmtree(root_dir, ignore_errors=True)
 
-    # If the interpreter exits without unwinding this frame (an uncaught signal in a worker),
-    # atexit still cleans up; teardown twice is harmless.
+    # SIGTERM (a CI timeout, kill) would end Python without unwinding this frame and leave
+    # the servers running in their own sessions: turn it into SystemExit so `finally` runs.
+    # atexit covers an exit that skips this frame otherwise; teardown twice is harmless.
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     atexit.register(teardown)
     try:
         cluster.start()
@@ -368,9 +373,16 @@ def galera_cluster(size: int = 3, *, log_bin: tuple[bool, ...] | None = None,
     finally:
         teardown()
         atexit.unregister(teardown)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _main() -> None:
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started with `&`
     with galera_cluster() as cluster:
         for node in cluster.nodes:
             print(f"node{node.index}: port {node.port} socket {node.socket}")
