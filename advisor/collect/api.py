@@ -235,6 +235,37 @@ class _Sampler:
                 self.connection.close()
 
 
+def _sample_until_done(sampler: _Sampler, interval_s: float, duration_s: float,
+                       progress: Callable[[float], None] | None,
+                       stop: threading.Event) -> tuple[float, bool, bool]:
+    """Sample every ``interval_s`` on a fixed schedule (no drift) until the duration is up,
+    ``stop`` is set (one last sample then) or Ctrl-C. Returns (seconds run, ended early,
+    interrupted by Ctrl-C)."""
+    start = time.monotonic()
+    ended_early = interrupted = False
+    tick = 0
+    try:
+        while True:
+            elapsed = time.monotonic() - start
+            sampler.sample(elapsed)
+            if progress is not None:
+                progress(min(1.0, elapsed / duration_s))
+            if elapsed >= duration_s:
+                break
+            tick += 1
+            wake = min(tick * interval_s, duration_s)
+            if stop.wait(max(0.0, wake - (time.monotonic() - start))):
+                ended_early = True
+                sampler.sample(time.monotonic() - start)
+                break
+    except KeyboardInterrupt:
+        ended_early = interrupted = True
+    duration = time.monotonic() - start
+    if progress is not None:
+        progress(min(1.0, duration / duration_s))
+    return duration, ended_early, interrupted
+
+
 def collect(target: ConnectionSettings, *, interval_s: float = 10, duration_s: float = 600,
             progress: Callable[[float], None] | None = None,
             stop: threading.Event | None = None, top_rows: int = DEFAULT_TOP_ROWS,
@@ -285,29 +316,9 @@ def collect(target: ConnectionSettings, *, interval_s: float = 10, duration_s: f
         if position is not None:
             reader = _start_binlog(target, position, reader_stop)
         started_at = datetime.now(UTC)
-        start = time.monotonic()
         sampler = _Sampler(target, connection, source == "performance_schema", notes)
-        ended_early = interrupted = False
-        tick = 0
-        try:
-            while True:
-                elapsed = time.monotonic() - start
-                sampler.sample(elapsed)
-                if progress is not None:
-                    progress(min(1.0, elapsed / duration_s))
-                if elapsed >= duration_s:
-                    break
-                tick += 1
-                wake = min(tick * interval_s, duration_s)
-                if stop.wait(max(0.0, wake - (time.monotonic() - start))):
-                    ended_early = True
-                    sampler.sample(time.monotonic() - start)
-                    break
-        except KeyboardInterrupt:
-            ended_early = interrupted = True
-        duration = time.monotonic() - start
-        if progress is not None:
-            progress(min(1.0, duration / duration_s))
+        duration, ended_early, interrupted = _sample_until_done(
+            sampler, interval_s, duration_s, progress, stop)
         if reader is not None and not interrupted:
             _let_reader_catch_up(reader, sampler, target, notes)
     finally:
