@@ -37,7 +37,7 @@ _BANNER = re.compile(r"^(?:MIGRATED )?(.+?) TEST (?:from|to) .*$", re.M)
 _FIRST_BURST = re.compile(r"first burst (\d+)")
 # a pasted command line: the test-specific -b comes after "--" (a global -b paces streams)
 _COMMAND_BURST = re.compile(r"netperf\b[^\n]* -- (?:[^\n]* )?-b ?(-?\d+)")
-_SELECTOR = re.compile(r"^\s*([A-Z][A-Z0-9_]*)=[ \t]*(\S*)[ \t\r]*$", re.M)
+_SELECTOR = re.compile(r"^[ \t]*([A-Z][A-Z0-9_]*)=[ \t]*(\S*)[ \t\r]*$", re.M)
 _TABLE_HEAD = re.compile(r"^Socket Size\s+Request\s+Resp\.\s+Elapsed\b.*$", re.M)
 _VALUE_ROW = re.compile(
     r"^[ \t]*(\d+)[ \t]+(\d+)[ \t]+(\d+)[ \t]+(\d+)[ \t]+([\d.]+)[ \t]+([\d.]+)\b.*$", re.M
