@@ -89,9 +89,16 @@ def comment(value: Any) -> str:
     return one_line(value)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+
+
 def sqlite_str(value: Any) -> str:
-    """An SQL string literal for ProxySQL's admin interface (SQLite: quotes doubled)."""
-    text = str(value).replace("\x00", "")
+    """An SQL string literal for ProxySQL's admin interface (SQLite: quotes doubled).
+
+    SQLite has no escapes: control characters (newlines) become a space, so that a literal
+    stays on its line, even in a commented-out statement.
+    """
+    text = _CONTROL.sub(" ", str(value))
     return "'" + text.replace("'", "''") + "'"
 
 

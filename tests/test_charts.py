@@ -16,6 +16,12 @@ def parse(svg: str) -> ET.Element:
     return ET.fromstring(svg)
 
 
+def child(root: ET.Element, tag: str) -> ET.Element:
+    found = root.find(f"{SVG}{tag}")
+    assert found is not None, tag
+    return found
+
+
 def rtt(marks: tuple[charts.Mark, ...] = ()) -> str:
     series = [charts.Series("ping <measured>", [0.30103, 1.0, 2.0], [9.8, 10.0, 60.0]),
               charts.Series("write set", [0.30103, 2.0], [10.0, 12.0], dashed=True)]
@@ -32,8 +38,8 @@ def test_rtt_chart_is_accessible_xml_with_a_line_per_series() -> None:
     root = parse(rtt((charts.Mark("suspect_timeout 30 s", 30_000.0, True),)))
     assert root.get("role") == "img"
     assert root.get("aria-labelledby") == "rtt-1-title rtt-1-desc"
-    assert root.find(f"{SVG}title").text == "Round trip a - b"
-    assert root.find(f"{SVG}desc").text == "p50 9.8 ms"
+    assert child(root, "title").text == "Round trip a - b"
+    assert child(root, "desc").text == "p50 9.8 ms"
     assert len(root.findall(f"{SVG}polyline")) == 2
     texts = [t.text for t in root.iter(f"{SVG}text")]
     assert "ping <measured>" in texts  # escaped in the markup, intact once parsed
@@ -44,7 +50,7 @@ def test_rtt_chart_is_accessible_xml_with_a_line_per_series() -> None:
 
 def test_rtt_chart_places_values_on_log_axes() -> None:
     root = parse(rtt())
-    first = root.find(f"{SVG}polyline").get("points").split()
+    first = child(root, "polyline").get("points", "").split()
     # Legend of 2 series: plot from y = 54 to 320 - 44; x from 64 (p50) to 450 (p99 = 2 nines).
     x0, y0 = (float(v) for v in first[0].split(","))
     x2, y2 = (float(v) for v in first[2].split(","))
@@ -70,7 +76,7 @@ def test_hot_row_chart_colours_and_words_for_bars_under_the_need() -> None:
     texts = [t.text for t in root.iter(f"{SVG}text")]
     assert "10/s (too slow)" in texts and "1,000/s" in texts and "needs 50/s" in texts
     # Log scale from 1/s to 10,000/s over 150..550 px: 10/s is a quarter, 1000/s three.
-    widths = [float(b.get("width")) for b in bars]
+    widths = [float(b.get("width", "nan")) for b in bars]
     assert widths == pytest.approx([100.0, 300.0])
 
 

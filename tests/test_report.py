@@ -129,6 +129,22 @@ workload:
             assert not ("evil" in line and not line.startswith("#")), line
 
 
+def test_a_newline_in_a_row_name_cannot_escape_a_commented_sql_line(
+        write: Callable[..., Path]) -> None:
+    text = SMALL.replace("[5, 5.2, 5.1]", "[100, 101]").replace("[6, 6.1, 6.2]", "[100, 101]")
+    text = text.replace("[7, 7.1, 7.3]", "[100, 101]") + """
+workload:
+  hot_rows:
+    - {name: "x\\nDELETE FROM mysql_servers; --", updates_per_s: 50, writer_sites: [b]}
+"""
+    analysis = analyse(write(text))
+    assert analysis.chosen.architecture == "per_site_clusters"
+    sql = render_documents(analysis, formats=())["config/proxysql.sql"]
+    assert "x DELETE FROM mysql_servers; --" in sql
+    assert not [line for line in sql.splitlines()
+                if "DELETE FROM" in line and not line.startswith("--")]
+
+
 def test_a_user_template_overrides_one_block_of_the_default(tmp_path: Path) -> None:
     (tmp_path / "design.md.j2").write_text(
         '{% extends "default/design.md.j2" %}{% block title %}# Our house style\n\n'
@@ -226,6 +242,7 @@ def test_escaping_filters() -> None:
     assert md("a | b <i>x</i> [l](u) *y*\nz") == (
         "a \\| b &lt;i&gt;x&lt;/i&gt; \\[l\\](u) \\*y\\* z")
     assert sqlite_str("it's \\b") == "'it''s \\b'"
+    assert sqlite_str("a\nb\r\n") == "'a b '"
     assert mysql_str("it's \\b\n") == "'it\\'s \\\\b\\n'"
     assert commented("one\ntwo", "-- ", 20) == "-- one two"
     assert commented("word " * 8, "# ", 24).splitlines() == [
