@@ -1,0 +1,40 @@
+"""Hypothesis profiles for the hostile-input properties: ``ci`` (default) and ``slow``.
+
+``HYPOTHESIS_PROFILE=slow pytest tests/test_properties.py`` runs ten times the examples with
+a fresh random seed each run; the default ``ci`` profile is derandomized, so CI is
+reproducible and never flaky (a new seed only runs when someone asks for ``slow``).
+Neither profile has a deadline: the engine is not timed in unit tests (benchmarks/ do that).
+
+Tests take their settings from :func:`examples` instead of loading a profile globally, so
+other test modules keep hypothesis' defaults.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+from hypothesis.database import InMemoryExampleDatabase
+
+__all__ = ["PROFILE", "SLOW_FACTOR", "examples"]
+
+SLOW_FACTOR = 10
+_COMMON = {
+    "deadline": None,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+}
+# Derandomized runs keep no database; the slow run keeps its failures in memory only, never
+# in a .hypothesis/ folder of the source tree (print_blob gives the reproduction instead).
+settings.register_profile("ci", derandomize=True, database=None, **_COMMON)
+settings.register_profile("slow", database=InMemoryExampleDatabase(), print_blob=True,
+                          **_COMMON)
+
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+if PROFILE not in ("ci", "slow"):
+    raise RuntimeError(f"HYPOTHESIS_PROFILE={PROFILE!r}; expected ci or slow")
+
+
+def examples(ci: int) -> settings:
+    """Settings for a test that runs ``ci`` examples in CI, ``SLOW_FACTOR`` times more if slow."""
+    count = ci if PROFILE == "ci" else max(ci * SLOW_FACTOR, 1000)
+    return settings(settings.get_profile(PROFILE), max_examples=count)
