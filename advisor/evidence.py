@@ -69,6 +69,9 @@ class LinkEvidence:
     rtt_source: Literal["measured", "estimated"]
     measurements: tuple[MeasuredRtt, ...] = ()
     key: tuple[str | int, ...] = field(default=(), repr=False)  # where in the YAML it sits
+    _writeset_cache: dict[float, tuple[RttDistribution, Literal["measured", "modelled"]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @property
     def icmp_only(self) -> bool:
@@ -92,7 +95,15 @@ class LinkEvidence:
         A ``tcp_rr`` measurement at the nearest request size is used, shifted by what the TCP
         model says the size difference costs; without one the TCP model is applied to the
         small-message RTT (warm window: a replication link under load keeps it open).
+        Computed once per size.
         """
+        if size_bytes not in self._writeset_cache:
+            self._writeset_cache[size_bytes] = self._writeset_rtt(size_bytes)
+        return self._writeset_cache[size_bytes]
+
+    def _writeset_rtt(
+        self, size_bytes: float
+    ) -> tuple[RttDistribution, Literal["measured", "modelled"]]:
         tcp_rr = [m for m in self.measurements if m.method == "tcp_rr" and m.request_bytes]
         bandwidth = self.effective_bandwidth_mbps
         if tcp_rr:
@@ -121,13 +132,15 @@ def member_sites(loaded: LoadedTopology) -> list[Site]:
 def gather_links(loaded: LoadedTopology) -> list[LinkEvidence]:
     """Evidence for every pair of member sites, measured or estimated, in site order."""
     sites = member_sites(loaded)
-    return [_pair(loaded, a, b) for a, b in itertools.combinations(sites, 2)]
+    where = {link.pair: i for i, link in enumerate(loaded.topology.links)}
+    return [
+        _pair(loaded, a, b, where.get(frozenset((a.name, b.name))))
+        for a, b in itertools.combinations(sites, 2)
+    ]
 
 
-def _pair(loaded: LoadedTopology, a: Site, b: Site) -> LinkEvidence:
-    topology = loaded.topology
-    link = topology.link(a.name, b.name)
-    index = topology.links.index(link) if link else None
+def _pair(loaded: LoadedTopology, a: Site, b: Site, index: int | None) -> LinkEvidence:
+    link = loaded.topology.links[index] if index is not None else None
     key: tuple[str | int, ...] = ("links", index) if index is not None else ("sites",)
     spec = link or Link(sites=[a.name, b.name])
     distance_km, distance_source = _distance(spec, a, b)

@@ -26,14 +26,17 @@ __all__ = [
     "EVS_MESSAGE_BYTES",
     "LOCAL_COMMIT_MS",
     "Cluster",
+    "PairDraws",
     "async_lag_ms",
     "callaghan_bound_per_s",
     "closed_loop",
     "commit_latency_draws",
     "conflict_probability",
     "conflict_rate_per_s",
+    "draw_pair",
     "hot_row_queue_ms",
     "silence_probability",
+    "uniforms",
     "window_limit_commits_per_s",
     "writesets_per_message",
 ]
@@ -72,79 +75,114 @@ class Cluster:
         return [site for site, count in self.members.items() if count > 0]
 
 
-PairRtt = Callable[[str, str], tuple[RttDistribution, RttDistribution]]
-"""(a, b) -> (small-message RTT, write-set round trip) distributions of a site pair."""
+PairDraws = Callable[[str, str], tuple[FloatArray, FloatArray]]
+"""(a, b) -> draws of (small-message RTT, write-set round trip) [ms] between two sites, or
+inside one site when a == b; the same draws for a pair in every evaluation."""
+
+# Draws are reduced in blocks so that a 30-site cluster needs tens of MB, not GB.
+_BLOCK = 2048
 
 
-def _uniforms(a: str, b: str, draws: int) -> FloatArray:
+def uniforms(a: str, b: str, draws: int) -> FloatArray:
     """The same random levels for a pair in every evaluation (common random numbers)."""
     key = "|".join(sorted((a, b)))
     rng = np.random.default_rng([_SEED, zlib.crc32(key.encode())])
     return rng.random(draws)
 
 
-def _pair_draws(
-    cluster: Cluster,
-    pair_rtt: PairRtt,
-    lan: Mapping[str, tuple[RttDistribution, RttDistribution]],
-    draws: int,
+def draw_pair(
+    small: RttDistribution, writeset: RttDistribution, u: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
-    """Matrices (draws, s, s) of small and write-set round trips between the cluster's sites.
+    """Draws of a pair's two round trips at the same levels ``u`` [ms], as float32."""
+    return (
+        np.asarray(small.quantile(u), dtype=np.float32),
+        np.asarray(writeset.quantile(u), dtype=np.float32),
+    )
 
-    The diagonal holds the site's LAN round trip (two members there can talk to each other).
-    """
+
+def _matrices(cluster: Cluster, pair_draws: PairDraws) -> tuple[npt.NDArray[np.float32], ...]:
+    """(draws, s, s) small and write-set round trips; the diagonal holds each site's LAN."""
     sites = cluster.sites
     n = len(sites)
-    small = np.zeros((draws, n, n))
-    writeset = np.zeros((draws, n, n))
-    for i, a in enumerate(sites):
-        for j in range(i, n):
-            b = sites[j]
-            u = _uniforms(a, b, draws)
-            small_dist, ws_dist = lan[a] if i == j else pair_rtt(a, b)
-            small[:, i, j] = small[:, j, i] = small_dist.quantile(u)
-            writeset[:, i, j] = writeset[:, j, i] = ws_dist.quantile(u)
+    pairs = [(i, j) for i in range(n) for j in range(i, n)]
+    index = np.empty((n, n), dtype=np.intp)
+    for p, (i, j) in enumerate(pairs):
+        index[i, j] = index[j, i] = p
+    drawn = [pair_draws(sites[i], sites[j]) for i, j in pairs]
+    # One gather per matrix: contiguous rows per pair in, contiguous (draws, s, s) out.
+    small = np.stack([d[0] for d in drawn], axis=1)[:, index]
+    writeset = np.stack([d[1] for d in drawn], axis=1)[:, index]
     return small, writeset
 
 
 def commit_latency_draws(
     cluster: Cluster,
-    writer: str,
-    pair_rtt: PairRtt,
-    lan: Mapping[str, tuple[RttDistribution, RttDistribution]],
+    writers: Sequence[str],
+    pair_draws: PairDraws,
     *,
-    draws: int = DRAWS,
     local_commit_ms: float = LOCAL_COMMIT_MS,
     relay_ms: Mapping[str, float] | None = None,
-) -> FloatArray:
-    """Commit latency draws [ms] for a writer at site ``writer`` of ``cluster``.
+) -> dict[str, FloatArray]:
+    """Commit latency draws [ms] for writers at each of ``writers`` (sites of ``cluster``).
 
-    ``lan[site]`` gives the (small, write-set) LAN round trips inside a site; ``relay_ms``
-    the extra relay hop into each remote segment (default: that site's LAN p50 RTT when the
-    cluster uses segments).
+    The wait is the longest path ``w -> k -> j -> w`` over members k, j other than the
+    committing node (j = k allowed; two different members of one site are a LAN hop apart).
+    ``relay_ms[site]`` is the extra relay hop into a remote segment (default: that site's
+    LAN p50 when the cluster uses segments). Cost: O(draws x sites^2) per writer, in blocks.
     """
     sites = cluster.sites
-    w = sites.index(writer)
-    small, writeset = _pair_draws(cluster, pair_rtt, lan, draws)
-    # Members other than the committing node, per site.
-    others = np.array([cluster.members[s] - (1 if i == w else 0) for i, s in enumerate(sites)])
-    if others.sum() == 0:  # a lone node commits locally
-        return np.full(draws, local_commit_ms)
-    # Within a site two *different* other members are needed for a LAN hop k -> j.
-    diag = np.where(others >= 2, 1.0, 0.0)
-    idx = np.arange(len(sites))
-    small_kj = small.copy()
-    small_kj[:, idx, idx] *= diag
-    # First leg: the write set from w to k (round trip less the small return half).
-    first = writeset[:, w, :] - small[:, w, :] / 2
-    if cluster.segments:
-        relay = relay_ms or {s: float(lan[s][0].quantile(0.5)) for s in sites}
-        first = first + np.array([0.0 if i == w else relay[s] for i, s in enumerate(sites)])
-    # path[k, j] = first[k] + small[k, j]/2 + small[j, w]/2, over members k, j != the writer.
-    path = first[:, :, None] + small_kj / 2 + small[:, None, :, w] / 2
+    n = len(sites)
+    counts = np.array([cluster.members[s] for s in sites])
+    small, writeset = _matrices(cluster, pair_draws)
+    idx = np.arange(n)
+    if relay_ms is None:
+        relay_ms = {s: float(np.median(small[:, i, i])) for i, s in enumerate(sites)}
+    relay = np.array([relay_ms[s] if cluster.segments else 0.0 for s in sites], dtype=np.float32)
+    # Halved round trips k -> j; a LAN hop inside site k needs two members there besides w.
+    half = small * np.float32(0.5)
+    half[:, idx, idx] *= np.where(counts >= 2, 1.0, 0.0).astype(np.float32)
+    result = {}
+    for writer in writers:
+        w = sites.index(writer)
+        others = counts - (idx == w)
+        if others.sum() == 0:  # a lone node commits locally
+            result[writer] = np.full(small.shape[0], local_commit_ms)
+            continue
+        result[writer] = _longest_paths(small, writeset, half, w, others, relay) + local_commit_ms
+    return result
+
+
+def _longest_paths(
+    small: npt.NDArray[np.float32],
+    writeset: npt.NDArray[np.float32],
+    half: npt.NDArray[np.float32],
+    w: int,
+    others: npt.NDArray[np.int_],
+    relay: npt.NDArray[np.float32],
+) -> FloatArray:
+    """max over k, j of first(w, k) + half(k, j) + half(j, w), block by block."""
+    draws = small.shape[0]
     usable = others > 0
-    path = path[:, usable][:, :, usable]
-    return path.max(axis=(1, 2)) + local_commit_ms
+    own_lan = np.float32(0.5 if others[w] >= 2 else 0.0)  # a LAN hop at w's own site
+    relay_w = relay.copy()
+    relay_w[w] = 0.0
+    out = np.empty(draws)
+    for start in range(0, draws, _BLOCK):
+        block = slice(start, start + _BLOCK)
+        s_w = small[block, w, :]
+        # The write set from w to k (round trip less the small return half), plus the relay.
+        first = writeset[block, w, :] - s_w * np.float32(0.5) + relay_w
+        back = small[block, :, w] * np.float32(0.5)
+        first[:, ~usable] = -np.inf
+        back[:, ~usable] = -np.inf
+        inner = (half[block] + back[:, None, :]).max(axis=2)
+        # Row w: the LAN hop inside w's own site needs two other members there.
+        inner[:, w] = np.maximum(
+            np.delete(half[block, w, :] + back, w, axis=1).max(axis=1, initial=-np.inf),
+            small[block, w, w] * own_lan + back[:, w],
+        )
+        out[block] = (first + inner).max(axis=1)
+    return out
 
 
 def callaghan_bound_per_s(commit_ms: npt.ArrayLike) -> FloatArray | float:

@@ -265,9 +265,9 @@ def bandwidth(ctx: Context, p: Params) -> Iterator[RuleHit]:
     if traffic is None:
         return
     mbps, basis = traffic
+    evaluator_links = {frozenset(link.sites): link for link in ctx.links}
     for option in ctx.options:
         carried = [link for cluster in option.clusters for link in cluster.links]
-        evaluator_links = {frozenset(link.sites): link for link in ctx.links}
         carried += [evaluator_links[frozenset(a.sites)] for a in option.async_links]
         for link in carried:
             if link.bandwidth_mbps and mbps > link.bandwidth_mbps * p["max_utilisation"]:

@@ -70,11 +70,14 @@ class ClusterEval:
     def commit_percentiles(self, site: str | None = None) -> Percentiles:
         """Commit latency at ``site`` or, by default, the worst writer site for each key."""
         if site is not None:
-            return summarise(self.commit_ms[site])
-        per_site = [summarise(d) for d in self.commit_ms.values()]
+            if site not in self._summaries:
+                self._summaries[site] = summarise(self.commit_ms[site])
+            return dict(self._summaries[site])
+        per_site = [self.commit_percentiles(s) for s in self.commit_ms]
         return {k: max(p[k] for p in per_site) for k in REPORTED} if per_site else {}
 
     local_commit_ms: float = galera.LOCAL_COMMIT_MS
+    _summaries: dict[str, Percentiles] = field(default_factory=dict, repr=False)
 
     @property
     def safe_period_ms(self) -> float:
@@ -161,7 +164,8 @@ class Evaluator:
         self._lan = {
             name: self._lan_pair(site.lan_rtt_ms.given()) for name, site in self.sites.items()
         }
-        self._ws_cache: dict[frozenset[str], tuple[RttDistribution, RttDistribution]] = {}
+        self._draws: dict[frozenset[str], tuple[FloatArray, FloatArray]] = {}
+        self._medians: dict[frozenset[str], float] = {}
         given_local = topology.workload.local_commit_ms
         self.local_commit_ms = galera.LOCAL_COMMIT_MS if given_local is None else given_local
         # One gmcast.segment per site unless the user pins one segment for every node.
@@ -179,12 +183,28 @@ class Evaluator:
             lambda v: np.asarray(tcp.request_response_ms(size, 128, v, 10_000.0, window="warm"))
         )
 
-    def pair_rtt(self, a: str, b: str) -> tuple[RttDistribution, RttDistribution]:
+    def pair_draws(self, a: str, b: str) -> tuple[FloatArray, FloatArray]:
+        """Draws of (small, write-set) round trips between a and b (inside a site if a == b).
+
+        Drawn once per pair and kept: every candidate cluster reuses them.
+        """
         key = frozenset((a, b))
-        if key not in self._ws_cache:
-            link = self.links[key]
-            self._ws_cache[key] = (link.rtt, link.writeset_rtt(self.writeset_p50_bytes)[0])
-        return self._ws_cache[key]
+        if key not in self._draws:
+            if a == b:
+                small, writeset = self._lan[a]
+            else:
+                link = self.links[key]
+                small, writeset = link.rtt, link.writeset_rtt(self.writeset_p50_bytes)[0]
+            u = galera.uniforms(a, b, self.draws)
+            self._draws[key] = galera.draw_pair(small, writeset, u)
+        return self._draws[key]
+
+    def median_rtt_ms(self, a: str, b: str) -> float:
+        """A pair's small-message RTT p50 [ms], cached (the grouping search asks often)."""
+        key = frozenset((a, b))
+        if key not in self._medians:
+            self._medians[key] = float(self.links[key].rtt.quantile(0.5))
+        return self._medians[key]
 
     def link(self, a: str, b: str) -> LinkEvidence:
         return self.links[frozenset((a, b))]
@@ -221,17 +241,9 @@ class Evaluator:
             s: n for s, n in ((s, len(w)) for s, w in self._members(sites, arbitrator).items())
         }
         spec = galera.Cluster(members, segments=self.segments and len(members) > 1)
-        return {
-            w: galera.commit_latency_draws(
-                spec,
-                w,
-                self.pair_rtt,
-                self._lan,
-                draws=self.draws,
-                local_commit_ms=self.local_commit_ms,
-            )
-            for w in writers
-        }
+        return galera.commit_latency_draws(
+            spec, writers, self.pair_draws, local_commit_ms=self.local_commit_ms
+        )
 
     def _evaluate_cluster(self, sites: tuple[str, ...]) -> ClusterEval:
         writers = tuple(s for s in sites if s in self.writing)
@@ -327,11 +339,7 @@ class Evaluator:
             else cluster.commit_percentiles()
         )
         spans = any(w not in cluster.sites for w in writers)
-        routed = {
-            w: float(self.link(w, owner).rtt.quantile(0.5))
-            for w in writers
-            if w not in cluster.sites
-        }
+        routed = {w: self.median_rtt_ms(w, owner) for w in writers if w not in cluster.sites}
         # Writers at several sites of one cluster write on several members: each site's
         # share of the rate races the others within one commit latency.
         rates = (
@@ -346,7 +354,7 @@ class Evaluator:
         for i in range(len(option.groups)):
             for j in range(i + 1, len(option.groups)):
                 pairs = [(a, b) for a in option.groups[i] for b in option.groups[j]]
-                a, b = min(pairs, key=lambda p: float(self.link(*p).rtt.quantile(0.5)))
+                a, b = min(pairs, key=lambda p: self.median_rtt_ms(*p))
                 rtt = self.link(a, b).rtt
                 rtt_p = {k: float(rtt.quantile(q)) for k, q in (("p50", 0.5), ("p99", 0.99))}
                 lag = {k: galera.async_lag_ms(v) for k, v in rtt_p.items()}

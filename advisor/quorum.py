@@ -54,25 +54,30 @@ def site_failures(weights: Mapping[str, float], writers: Set[str]) -> list[Failu
     """Every single-site loss or inter-site link cut that stops writes.
 
     ``weights`` maps each site of the cluster to its summed ``pc.weight``; ``writers`` are
-    the sites whose applications write.
+    the sites whose applications write. Only an articulation point's loss or a bridge's cut
+    can split the remaining sites; any other single failure leaves them connected.
     """
     total = float(sum(weights.values()))
     if total <= 0:
         return [Failure("a cluster with no votes", 0.0)]
+    graph = _graph(weights)
+    cut_vertices = set(nx.articulation_points(graph))
     failures = []
     for site in sorted(weights):
-        graph = _graph(weights)
-        graph.remove_node(site)
         remaining_writers = set(writers) - {site}
         if not remaining_writers:
             continue  # nobody is left to write; the site's own loss is not a quorum problem
-        primary, share = _best_component(graph, remaining_writers, total)
+        rest = graph.subgraph(set(graph) - {site})
+        if site in cut_vertices:
+            primary, share = _best_component(rest, remaining_writers, total)
+        else:
+            share = (total - weights[site]) / total
+            primary = share > 0.5
         if not primary:
             failures.append(Failure(f"loss of site {site}", share))
-    for a, b in sorted(_graph(weights).edges):
-        graph = _graph(weights)
-        graph.remove_edge(a, b)
-        primary, share = _best_component(graph, set(writers), total)
+    for a, b in sorted(tuple(sorted(edge)) for edge in nx.bridges(graph)):
+        cut = nx.restricted_view(graph, [], [(a, b)])
+        primary, share = _best_component(cut, set(writers), total)
         if not primary:
             failures.append(Failure(f"cut of link {a}-{b}", share))
     return failures

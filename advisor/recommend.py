@@ -31,6 +31,7 @@ from advisor.result import (
 from advisor.rtt import RttDistribution
 from advisor.rules import Rule, load_rules
 
+SCREEN_DRAWS = 2_000
 _OPERATIONS = {
     "single_cluster": "one cluster to run; every commit crosses the WAN; quorum spans sites",
     "per_site_clusters": "a cluster per site, asynchronous channels between them, ProxySQL "
@@ -72,20 +73,25 @@ def analyse(topology: LoadedTopology | str | Path, *, rules_dirs: Iterable[Path]
     links = gather_links(loaded)
     sizes = writeset_sizes(loaded)
     evaluator = Evaluator(loaded.topology, links, writeset_bytes=sizes)
+    # The grouping search judges many candidate groups: it uses the first SCREEN_DRAWS of the
+    # same draws, and only the partition it picks is evaluated in full.
+    screen = Evaluator(loaded.topology, links, writeset_bytes=sizes, draws=SCREEN_DRAWS)
     base = Context(
         topology=loaded.topology,
         links=links,
         writeset_p50_bytes=sizes[0],
         provider_options=evaluator.options,
     )
-    options = _candidates(evaluator, rules, base)
+    options = _candidates(evaluator, screen, rules, base)
     ctx = replace(base, options=tuple(options))
     findings = evaluate(rules, ctx)
     chosen = verdict.choose(options, findings)
     return Analysis(loaded, links, evaluator, options, findings, chosen, rules)
 
 
-def _candidates(evaluator: Evaluator, rules: dict[str, Rule], base: Context) -> list[Option]:
+def _candidates(
+    evaluator: Evaluator, screen: Evaluator, rules: dict[str, Rule], base: Context
+) -> list[Option]:
     sites = evaluator.data_sites
     options = [evaluator.option("single_cluster", [sites])]
     if len(sites) > 1:
@@ -96,19 +102,26 @@ def _candidates(evaluator: Evaluator, rules: dict[str, Rule], base: Context) -> 
         ctx = replace(base, options=(option,))
         return any(f.severity == "blocker" for f in evaluate(rules, ctx, ids))
 
+    judged: dict[frozenset[str], bool] = {}
+
     def viable_group(group: tuple[str, ...]) -> bool:
-        return not blocked(evaluator.option("grouped_clusters", [group]), local_rules)
+        # The screen rejects fast; what it accepts is confirmed on the full draws, so that
+        # Monte Carlo noise near a threshold cannot let a non-viable group through.
+        key = frozenset(group)
+        if key not in judged:
+            judged[key] = not any(
+                blocked(judge.option("grouped_clusters", [group]), local_rules)
+                for judge in (screen, evaluator)
+            )
+        return judged[key]
 
     def spans_ok(partition: list[tuple[str, ...]]) -> bool:
-        return not blocked(
-            evaluator.option("grouped_clusters", partition), list(CROSS_CLUSTER_RULES)
-        )
+        return not blocked(screen.option("grouped_clusters", partition), list(CROSS_CLUSTER_RULES))
 
     def score(partition: list[tuple[str, ...]]) -> float:
-        return evaluator.option("grouped_clusters", partition).commit_latency_ms["p50"]
+        return screen.option("grouped_clusters", partition).commit_latency_ms["p50"]
 
-    def distance(a: str, b: str) -> float:
-        return float(evaluator.link(a, b).rtt.quantile(0.5))
+    distance = evaluator.median_rtt_ms
 
     partition = best_partition(sites, viable_group, spans_ok, score, distance)
     if partition is None and len(sites) >= 3:
