@@ -43,7 +43,7 @@ class MeasuredRtt:
 
     spec: Measurement
     distribution: RttDistribution
-    source: str  # the file path, "inline samples" or "given percentiles"
+    source: str  # the file as named in topology.yaml, "inline samples" or "given percentiles"
     tool: str
     request_bytes: int | None = None
     response_bytes: int | None = None
@@ -238,7 +238,7 @@ def _read(loaded: LoadedTopology, spec: Measurement, key: tuple[str | int, ...])
             loaded.location(*key),
         )
     return MeasuredRtt(
-        spec, _distribution(parsed, spec), str(path), parsed.tool, request, response, parsed.notes
+        spec, _distribution(parsed, spec), spec.file, parsed.tool, request, response, parsed.notes
     )
 
 

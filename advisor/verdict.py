@@ -159,10 +159,12 @@ def what_would_change(
     if limits:
         factor, reason = min(limits)
         rtt = worst_link_p50_ms * factor
-        km = max((rtt - physics.ESTIMATE_FIXED_OVERHEAD_MS) / physics.ESTIMATE_ROUTE_FACTOR, 0.0)
-        km = float(physics.max_distance_km(km, "fiber"))
         now_ok = factor >= 1.0
-        verb = "stops being" if now_ok else "becomes"
+        change = (
+            "stops being viable for latency when the worst inter-site RTT (p50) rises above"
+            if now_ok
+            else "becomes viable for latency when the worst inter-site RTT (p50) drops below"
+        )
         changes.append(
             WhatIf(
                 quantity="worst_link_rtt_ms",
@@ -170,9 +172,8 @@ def what_would_change(
                 unit="ms",
                 current=round(worst_link_p50_ms, 2),
                 message=(
-                    f"single_cluster {verb} viable for latency when the worst inter-site RTT "
-                    f"(p50) passes {rtt:.1f} ms (now {worst_link_p50_ms:.1f} ms), limited by "
-                    f"{reason}; on a typical fibre path that is about {km:.0f} km."
+                    f"single_cluster {change} {rtt:.1f} ms (now {worst_link_p50_ms:.1f} ms), "
+                    f"limited by {reason}; {_distance_for(rtt)}."
                 ),
             )
         )
@@ -192,6 +193,20 @@ def what_would_change(
             )
         )
     return changes
+
+
+def _distance_for(rtt_ms: float) -> str:
+    """How far apart sites may be for a round trip, on a typical path and at best."""
+    at_best = float(physics.max_distance_km(rtt_ms, "fiber"))
+    typical = (rtt_ms - physics.ESTIMATE_FIXED_OVERHEAD_MS) / physics.ESTIMATE_ROUTE_FACTOR
+    if typical <= 0:
+        return (
+            f"that needs a private metro path: the {physics.ESTIMATE_FIXED_OVERHEAD_MS:g} ms "
+            f"overhead of a typical provider path alone exceeds it (physics allows up to "
+            f"{at_best:.0f} km of fibre)"
+        )
+    km = float(physics.max_distance_km(typical, "fiber"))
+    return f"on a typical fibre path that is about {km:.0f} km (at best {at_best:.0f} km)"
 
 
 def _scale(limit_ms: float, predicted_ms: float, lan_ms: float) -> float:
