@@ -169,7 +169,8 @@ def doc(
         raise AdvisorError(f"--format takes md, html and adr, got {formats!r}")
     analysis = analyse(file, rules_dirs=rules or ())
     written = write_documents(
-        analysis, output, formats=chosen, templates_dir=templates, force=force
+        analysis, output, formats=chosen, templates_dir=templates, force=force,
+        rules_dirs=rules or (),
     )
     for path in written:
         typer.echo(str(path))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES, REPO
@@ -246,3 +247,38 @@ def test_no_traceback_for_a_directory_given_as_topology(cli, tmp_path):
     result = cli("recommend", tmp_path)
     assert result.exit_code == 2
     assert result.stderr == f"advisor: {tmp_path}: topology file is a directory; expected a file\n"
+
+
+def test_doc_writes_documents_and_configuration(cli, tmp_path):
+    out = tmp_path / "out"
+    result = cli("doc", PARIS, "-o", out)
+    assert result.exit_code == 0
+    written = {Path(line).relative_to(out).as_posix() for line in result.stdout.splitlines()}
+    assert {"design.md", "design.html", "adr.md", "config/garbd.conf", "config/proxysql.sql",
+            "config/sysctl-advisor.conf"} <= written
+    assert (out / "design.md").read_text().startswith("# Design: paris-frankfurt")
+    # Writing again over the tool's own files is fine; over a file a person changed is not.
+    assert cli("doc", PARIS, "-o", out).exit_code == 0
+    (out / "adr.md").write_text("my notes\n")
+    refused = cli("doc", PARIS, "-o", out)
+    assert refused.exit_code == 2 and "use --force" in refused.stderr
+    assert (out / "adr.md").read_text() == "my notes\n"
+    assert cli("doc", PARIS, "-o", out, "--force").exit_code == 0
+
+
+def test_doc_formats_and_user_templates(cli, tmp_path):
+    only_md = cli("doc", US_EU, "-o", tmp_path / "md", "--format", "md")
+    assert only_md.exit_code == 0
+    names = [Path(line).name for line in only_md.stdout.splitlines()]
+    assert "design.md" in names and "design.html" not in names and "adr.md" not in names
+    bad = cli("doc", US_EU, "-o", tmp_path / "x", "--format", "pdf")
+    assert bad.exit_code == 2 and "--format takes md, html and adr" in bad.stderr
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "design.md.j2").write_text(
+        '{% extends "default/design.md.j2" %}{% block consequences %}## Our notes\n'
+        "{% endblock %}")
+    custom = cli("doc", US_EU, "-o", tmp_path / "c", "--format", "md", "--templates", templates)
+    assert custom.exit_code == 0
+    text = (tmp_path / "c" / "design.md").read_text()
+    assert "## Our notes" in text and "## Consequences" not in text
