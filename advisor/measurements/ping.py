@@ -52,7 +52,7 @@ _SUMMARY = re.compile(
 )
 _RTT = re.compile(
     rb"(?:rtt|round-trip) min/avg/max(?:/(?:mdev|stddev))? = "
-    rb"([\d.]+)/([\d.]+)/([\d.]+)(?:/[\d.]+)? ms"
+    rb"(\d+(?:\.\d*)?)/(\d+(?:\.\d*)?)/(\d+(?:\.\d*)?)(?:/[\d.]+)? ms"
 )
 # iputils: "56(84) bytes of data." (IPv4), "::1(::1) 56 data bytes" (IPv6);
 # BSD: "(ip): 56 data bytes"
