@@ -31,7 +31,7 @@ from advisor.measurements.result import (
 
 _US_PER_MS = 1000.0
 _VALUE = r"(\S+)"
-_PERCENTILE = re.compile(r"---> percentile\s+([\d.]+)\s*=\s*" + _VALUE)
+_PERCENTILE = re.compile(r"---> percentile\s+(\d+(?:\.\d*)?)\s*=\s*" + _VALUE)
 _EXTREME = re.compile(r"---> <(MAX|MIN)> observation\s*=\s*" + _VALUE)
 _AVERAGE = re.compile(r"====> avg-(lat|latency|rtt)=\s*" + _VALUE)
 _SUMMARY = re.compile(r"Summary: (Latency|Round trip)\b.*? is " + _VALUE + " usec")
