@@ -225,3 +225,44 @@ def test_manifest_survives_garbage_and_stays_bounded(tmp_path):
     (tmp_path / MANIFEST_NAME).write_bytes(b"\xff\xfe not utf-8")
     write_files(tmp_path, {"a.md": "1"})
     assert (tmp_path / MANIFEST_NAME).read_text().endswith("  a.md\n")
+
+
+HOSTILE = """\
+name: "../../evil name"
+sites:
+  - {name: "..", location: {lat: 48.85, lon: 2.35}}
+  - {name: "-rf", location: {lat: 48.95, lon: 2.45}}
+  - {name: "CON", location: {lat: 50.11, lon: 8.68}, arbitrator: true}
+"""
+
+
+def test_advisor_doc_keeps_hostile_site_names_inside_and_respects_user_files(tmp_path):
+    # Through the CLI: safe_name for site-derived names, write_files for the -o folder,
+    # and --force wired to it.
+    from typer.testing import CliRunner
+
+    from advisor.cli import app
+
+    (tmp_path / "t.yaml").write_text(HOSTILE)
+    out = tmp_path / "work" / "out"
+
+    def doc(*extra: str) -> object:
+        return CliRunner().invoke(app, ["doc", str(tmp_path / "t.yaml"), "-o", str(out),
+                                        "--format", "md", *extra])
+
+    first = doc()
+    assert first.exit_code == 0, first.stderr
+    written = sorted(p for p in tmp_path.rglob("*") if p.is_file())
+    assert all(out in p.parents for p in written if p.name != "t.yaml")
+    assert not any(p.name.startswith((".", "-")) for p in written
+                   if p.name not in (MANIFEST_NAME,))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.yaml", "work"]
+    assert doc().exit_code == 0  # its own files: rewritten without --force
+    (out / "design.md").write_text("my edits")
+    refused = doc()
+    assert refused.exit_code == 2
+    assert refused.stderr == (f"advisor: {out / 'design.md'}: refusing to overwrite: this file "
+                              "was changed since advisor wrote it; use --force to replace it\n")
+    assert (out / "design.md").read_text() == "my edits"
+    assert doc("--force").exit_code == 0
+    assert (out / "design.md").read_text().startswith("#")
