@@ -13,9 +13,12 @@ import functools
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
+
+if TYPE_CHECKING:
+    from advisor.loading import LoadedTopology
 
 app = typer.Typer(
     name="advisor",
@@ -58,6 +61,14 @@ class SweepFormat(StrEnum):
     csv = "csv"
 
 
+def _load(path: Path, root: Path | None, max_file_mb: float) -> LoadedTopology:
+    """Load a topology with the command line's limits and measurement folder."""
+    from advisor.loading import Limits, load_topology
+
+    limits = Limits(measurement_bytes=int(max_file_mb * 2**20))
+    return load_topology(path, limits, measurements_root=root)
+
+
 def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
     typer.echo(f"advisor: {message}", err=True)
     raise typer.Exit(code)
@@ -91,6 +102,22 @@ def _command(name: str | None = None) -> Callable[[Callable[..., None]], Callabl
 
 FilesArg = Annotated[list[Path], typer.Argument(help="topology.yaml files.", show_default=False)]
 FileArg = Annotated[Path, typer.Argument(help="A topology.yaml file.", show_default=False)]
+RootOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--measurements-root",
+        help="A second folder measurement files may come "
+        "from (by default only the topology's own folder; see SECURITY.md).",
+    ),
+]
+MaxMbOpt = Annotated[
+    float,
+    typer.Option(
+        "--max-file-mb",
+        min=0.001,
+        help="Largest measurement file to read [MB] (a day of ping -D is about 100 MB).",
+    ),
+]
 RulesOpt = Annotated[
     list[Path] | None,
     typer.Option("--rules", help="Folder of rule files overriding the shipped pack (repeatable)."),
@@ -112,12 +139,16 @@ def recommend(
         ),
     ] = None,
     rules: RulesOpt = None,
+    measurements_root: RootOpt = None,
+    max_file_mb: MaxMbOpt = 200.0,
 ) -> None:
     """Recommend an architecture for each topology file, with its numbers and reasons."""
     from advisor.recommend import recommend as run
     from advisor.render import render_recommendations
 
-    results = [run(path, rules_dirs=rules or ()) for path in files]
+    results = [
+        run(_load(path, measurements_root, max_file_mb), rules_dirs=rules or ()) for path in files
+    ]
     typer.echo(render_recommendations(results, output_format.value, width=_width()))
     problems = []
     for path, result in zip(files, results, strict=True):
@@ -157,6 +188,8 @@ def doc(
         bool, typer.Option("--force", help="Overwrite files in the folder the tool did not write.")
     ] = False,
     rules: RulesOpt = None,
+    measurements_root: RootOpt = None,
+    max_file_mb: MaxMbOpt = 200.0,
 ) -> None:
     """Write the design document(s) and the configuration artifacts into a folder."""
     from advisor.errors import AdvisorError
@@ -167,9 +200,13 @@ def doc(
     unknown = sorted(set(chosen) - {"md", "html", "adr"})
     if unknown or not chosen:
         raise AdvisorError(f"--format takes md, html and adr, got {formats!r}")
-    analysis = analyse(file, rules_dirs=rules or ())
+    analysis = analyse(_load(file, measurements_root, max_file_mb), rules_dirs=rules or ())
     written = write_documents(
-        analysis, output, formats=chosen, templates_dir=templates, force=force,
+        analysis,
+        output,
+        formats=chosen,
+        templates_dir=templates,
+        force=force,
         rules_dirs=rules or (),
     )
     for path in written:
@@ -177,11 +214,15 @@ def doc(
 
 
 @_command()
-def validate(files: FilesArg) -> None:
+def validate(
+    files: FilesArg, measurements_root: RootOpt = None, max_file_mb: MaxMbOpt = 200.0
+) -> None:
     """Check topology files and the measurement files they name; list every error."""
+    from advisor.loading import Limits
     from advisor.validate import validate_files
 
-    problems = validate_files(files)
+    limits = Limits(measurement_bytes=int(max_file_mb * 2**20))
+    problems = validate_files(files, limits=limits, measurements_root=measurements_root)
     for problem in problems:
         typer.echo(str(problem), err=True)
     if problems:
@@ -228,6 +269,8 @@ def sweep(
         Path | None, typer.Option("--chart", help="Also write the chart as an SVG file.")
     ] = None,
     rules: RulesOpt = None,
+    measurements_root: RootOpt = None,
+    max_file_mb: MaxMbOpt = 200.0,
 ) -> None:
     """Show where the recommendation flips as one quantity varies: a table and a chart."""
     from advisor.recommend import analyse
@@ -236,7 +279,8 @@ def sweep(
     from advisor.sweep_render import render_sweep, sweep_svg
 
     grid = parse_range(value_range)
-    result = run(analyse(file, rules_dirs=rules or ()), vary.value, grid)
+    loaded = _load(file, measurements_root, max_file_mb)
+    result = run(analyse(loaded, rules_dirs=rules or ()), vary.value, grid)
     typer.echo(render_sweep(result, output_format.value, width=_width()))
     if chart is not None:
         from advisor.safe_write import write_files

@@ -27,7 +27,9 @@ class Location:
         """``file:line:col: key: `` with the parts that are known."""
         parts = []
         if self.file is not None:
-            place = self.file
+            # A file name with a newline or other control character would break the one-line
+            # promise: show it quoted and escaped, as Python does.
+            place = self.file if self.file.isprintable() else repr(self.file)
             if self.line is not None:
                 place += f":{self.line}"
                 if self.column is not None:

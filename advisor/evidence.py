@@ -24,7 +24,7 @@ from typing import Literal
 import numpy as np
 
 from advisor import physics, tcp
-from advisor.errors import AdvisorError
+from advisor.errors import AdvisorError, Location
 from advisor.loading import LoadedTopology
 from advisor.measurements import ParsedMeasurement, parse_file
 from advisor.rtt import RttDistribution
@@ -83,9 +83,10 @@ class LinkEvidence:
 
     @property
     def light_speed_fraction(self) -> float | None:
-        if self.floor_rtt_ms is None:
-            return None
-        return float(physics.light_speed_fraction(self.floor_rtt_ms, self.rtt.quantile(0.5)))
+        p50 = float(self.rtt.quantile(0.5))
+        if self.floor_rtt_ms is None or p50 <= 0:
+            return None  # no distance, or a round trip too small to measure
+        return float(physics.light_speed_fraction(self.floor_rtt_ms, p50))
 
     def writeset_rtt(
         self, size_bytes: float
@@ -226,10 +227,12 @@ def _read(loaded: LoadedTopology, spec: Measurement, key: tuple[str | int, ...])
             spec, dist, "given percentiles", "percentiles", spec.request_bytes, spec.response_bytes
         )
     assert spec.file is not None
-    path = loaded.resolve(spec.file)
+    path = loaded.resolve_inside(spec.file, *key, "file")
     if not path.exists():
         raise AdvisorError(f"measurement file not found: {path}", loaded.location(*key, "file"))
-    parsed = parse_file(path, spec.file_format, **_parser_options(spec))
+    parsed = parse_file(
+        path, spec.file_format, max_bytes=loaded.limits.measurement_bytes, **_parser_options(spec)
+    )
     request = spec.request_bytes or (parsed.request_bytes if spec.method == "tcp_rr" else None)
     response = spec.response_bytes or (parsed.response_bytes if spec.method == "tcp_rr" else None)
     if spec.method == "tcp_rr" and not request:
@@ -237,8 +240,12 @@ def _read(loaded: LoadedTopology, spec: Measurement, key: tuple[str | int, ...])
             "tcp_rr measurement needs request_bytes: the file does not state the request size",
             loaded.location(*key),
         )
+    try:
+        distribution = _distribution(parsed, spec)
+    except ValueError as error:  # e.g. percentiles in the log that decrease
+        raise AdvisorError(str(error), Location(str(path))) from None
     return MeasuredRtt(
-        spec, _distribution(parsed, spec), spec.file, parsed.tool, request, response, parsed.notes
+        spec, distribution, spec.file, parsed.tool, request, response, parsed.notes
     )
 
 
@@ -248,6 +255,8 @@ def _parser_options(spec: Measurement) -> dict[str, int]:
 
 def _distribution(parsed: ParsedMeasurement, spec: Measurement) -> RttDistribution:
     loss = parsed.loss if parsed.loss is not None else (spec.loss or 0.0)
+    if loss >= 1.0:
+        raise ValueError("every probe was lost (loss 100%): there is no round trip to use")
     if parsed.samples_ms is not None and len(parsed.samples_ms):
         return RttDistribution.from_samples(parsed.samples_ms, loss=loss)
     percentiles = {k: v for k, v in (parsed.percentiles_ms or {}).items() if k != "mean"}

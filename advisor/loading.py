@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 from pydantic import ValidationError
 
@@ -41,6 +42,7 @@ class Limits:
     file_bytes: int = 10 * 2**20  # a topology is a few KB; 10 MB is generous
     yaml_nodes: int = 1_000_000  # after alias expansion
     yaml_depth: int = 64
+    measurement_bytes: int = 200 * 2**20  # a day of ping -D with timestamps is about 100 MB
 
 
 class TopologyError(AdvisorError):
@@ -61,6 +63,10 @@ class LoadedTopology:
     path: Path | None
     positions: dict[KeyPath, tuple[int, int]] = field(repr=False)
     key_positions: dict[KeyPath, tuple[int, int]] = field(repr=False, default_factory=dict)
+    # A second folder measurement files may come from (``--measurements-root``); by default
+    # they must lie inside the topology's own folder (SECURITY.md).
+    measurements_root: Path | None = None
+    limits: Limits = field(default_factory=lambda: Limits(), repr=False)
 
     def location(self, *key: str | int) -> Location:
         """The file, line and column of ``key`` (or of its nearest known parent)."""
@@ -68,17 +74,52 @@ class LoadedTopology:
         line, column = _nearest(self.positions, key)
         return Location(file, line, column, format_key(key) or None)
 
+    @property
+    def folder(self) -> Path:
+        """The folder ``file:`` references are relative to."""
+        return self.path.parent if self.path else Path.cwd()
+
     def resolve(self, reference: str) -> Path:
         """A measurement ``file:`` reference, relative to the YAML file's folder."""
-        base = self.path.parent if self.path else Path.cwd()
-        return base / reference
+        return self.folder / reference
+
+    def resolve_inside(self, reference: str, *key: str | int) -> Path:
+        """:meth:`resolve`, refusing a file that lies, links resolved, outside the folder.
+
+        A topology copied from elsewhere must not make advisor read ``/etc/shadow`` or
+        ``~/.ssh`` and echo it in an error. ``measurements_root`` is a second allowed folder.
+        """
+        path = self.resolve(reference)
+        real = path.resolve()
+        base = self.folder.resolve()
+        roots = [base] + ([self.measurements_root.resolve()] if self.measurements_root else [])
+        if not any(real == root or root in real.parents for root in roots):
+            raise AdvisorError(
+                f"{reference!r} resolves to {real}, outside the topology's folder {base}; "
+                "measurement files must be inside it (see SECURITY.md)",
+                self.location(*key),
+            )
+        return path
 
 
-def load_topology(path: str | os.PathLike[str], limits: Limits = Limits()) -> LoadedTopology:
-    """Read and validate a topology file; raise :class:`AdvisorError` for any problem."""
+def load_topology(
+    path: str | os.PathLike[str],
+    limits: Limits = Limits(),
+    *,
+    measurements_root: str | os.PathLike[str] | None = None,
+) -> LoadedTopology:
+    """Read and validate a topology file; raise :class:`AdvisorError` for any problem.
+
+    ``measurements_root`` allows measurement files from that folder too (by default only
+    from the topology's own folder and below).
+    """
     path = Path(path)
     text = read_text_file(path, limits.file_bytes, what="topology file")
-    return parse_topology(text, source=path, limits=limits)
+    loaded = parse_topology(text, source=path, limits=limits)
+    loaded.limits = limits
+    if measurements_root is not None:
+        loaded.measurements_root = Path(measurements_root)
+    return loaded
 
 
 def parse_topology(
@@ -129,6 +170,10 @@ def read_text_file(path: Path, max_bytes: int, *, what: str) -> str:
         raise AdvisorError(f"cannot read {what}: {error.strerror}", where) from None
     if len(raw) > max_bytes:
         raise AdvisorError(f"{what} is larger than the limit of {max_bytes:,} bytes", where)
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise AdvisorError(
+            f"{what} is UTF-16 text (a PowerShell '>' redirect?); save it as UTF-8", where
+        )
     if b"\0" in raw:
         raise AdvisorError(f"{what} holds binary data (NUL bytes); expected text", where)
     try:
@@ -155,8 +200,33 @@ def format_key(path: KeyPath) -> str:
 # YAML nodes to plain data, with positions
 
 
+def _check_flow_depth(text: str, name: str, limits: Limits) -> None:
+    """Refuse flow collections nested beyond the limit before libyaml sees them.
+
+    libyaml's composer recurses once per level: about 100,000 nested brackets crash the
+    interpreter, so the depth is counted here first (brackets inside quoted strings count
+    too; they would need to be unbalanced by dozens of levels to matter).
+    """
+    data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    step = (np.isin(data, (ord("["), ord("{"))).astype(np.int32)
+            - np.isin(data, (ord("]"), ord("}"))).astype(np.int32))
+    depth = np.cumsum(step)
+    if depth.size and int(depth.max()) > limits.yaml_depth:
+        offset = int(np.argmax(depth > limits.yaml_depth))
+        before = data[:offset]
+        line = int(np.count_nonzero(before == ord("\n"))) + 1
+        newlines = np.flatnonzero(before == ord("\n"))
+        column = offset - (int(newlines[-1]) + 1 if newlines.size else 0) + 1
+        raise AdvisorError(
+            f"nested deeper than {limits.yaml_depth} levels (or a self-referencing alias)",
+            Location(name, line, column),
+        )
+
+
 def _compose(text: str, name: str, limits: Limits) -> tuple[Any, Positions, Positions]:
     loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    if text.count("[") + text.count("{") > limits.yaml_depth:
+        _check_flow_depth(text, name, limits)
     try:
         node = yaml.compose(text, Loader=loader_class)
     except yaml.MarkedYAMLError as error:

@@ -324,7 +324,7 @@ def rtt_tail_instability(ctx: Context, p: Params) -> Iterator[RuleHit]:
             reasons = []
             if rtt.loss > p["max_loss"]:
                 reasons.append(f"loss {rtt.loss:.2%}")
-            if rtt.basis == "samples" and top / p50 > p["max_tail_ratio"]:
+            if rtt.basis == "samples" and p50 > 0 and top / p50 > p["max_tail_ratio"]:
                 reasons.append(f"p99.9 {top:.1f} ms is {top / p50:.1f}x the median")
             if delayed_per_day > p["max_delayed_per_day"]:
                 reasons.append(

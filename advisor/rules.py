@@ -175,14 +175,17 @@ def _build(data: dict[str, Any], path: Path) -> Rule:
 
 
 def _check_template(template: str, where: Location) -> None:
+    """Only plain field names, in the template and in any format spec nested inside it."""
     try:
-        fields = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
+        parts = list(string.Formatter().parse(template))
     except ValueError as error:
         raise AdvisorError(f"message template: {error}", where) from None
-    for name in fields:
-        if not name.isidentifier():
+    for _, name, spec, _ in parts:
+        if name is not None and not name.isidentifier():
             raise AdvisorError(
                 f"message template field {{{name}}} must be a plain name "
                 "(no attribute access, indexing or positional fields)",
                 where,
             )
+        if spec and "{" in spec:
+            _check_template(spec, where)  # '{x:{y.__class__}}' hides a field in the spec

@@ -22,6 +22,7 @@ __all__ = [
     "Requirements",
     "Site",
     "SiteLocation",
+    "SizePercentiles",
     "Topology",
     "Workload",
 ]
@@ -40,6 +41,14 @@ Medium = Literal[
 SiteName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$", min_length=1, max_length=128)]
 NonNegative = Annotated[float, Field(ge=0)]
 Positive = Annotated[float, Field(gt=0)]
+# Physical bounds that keep the arithmetic finite (SECURITY.md, limits): a round trip or a
+# latency of more than 1,000 s, a rate of more than ten million a second or a size beyond
+# Galera's 2 GB write-set limit is a typo, not a topology.
+Milliseconds = Annotated[float, Field(ge=0, le=1e6)]
+PositiveMs = Annotated[float, Field(gt=0, le=1e6)]
+PerSecond = Annotated[float, Field(ge=0, le=1e7)]
+Bytes = Annotated[float, Field(ge=0, le=2**31)]
+BytesPerSecond = Annotated[float, Field(ge=0, le=1e12)]
 
 
 class FieldError(ValueError):
@@ -81,17 +90,17 @@ class Percentiles(_Model):
     Keys ``p999`` = 99.9th, ``p9999`` = 99.99th percentile. A single number is read as ``max``.
     """
 
-    min: NonNegative | None = None
-    p10: NonNegative | None = None
-    p25: NonNegative | None = None
-    p50: NonNegative | None = None
-    p75: NonNegative | None = None
-    p90: NonNegative | None = None
-    p95: NonNegative | None = None
-    p99: NonNegative | None = None
-    p999: NonNegative | None = None
-    p9999: NonNegative | None = None
-    max: NonNegative | None = None
+    min: Milliseconds | None = None
+    p10: Milliseconds | None = None
+    p25: Milliseconds | None = None
+    p50: Milliseconds | None = None
+    p75: Milliseconds | None = None
+    p90: Milliseconds | None = None
+    p95: Milliseconds | None = None
+    p99: Milliseconds | None = None
+    p999: Milliseconds | None = None
+    p9999: Milliseconds | None = None
+    max: Milliseconds | None = None
 
     @model_validator(mode="after")
     def _check_order(self) -> Percentiles:
@@ -105,14 +114,30 @@ class Percentiles(_Model):
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
+class SizePercentiles(Percentiles):
+    """Percentiles of a size [bytes] (up to Galera's 2 GB write-set limit)."""
+
+    min: Bytes | None = None
+    p10: Bytes | None = None
+    p25: Bytes | None = None
+    p50: Bytes | None = None
+    p75: Bytes | None = None
+    p90: Bytes | None = None
+    p95: Bytes | None = None
+    p99: Bytes | None = None
+    p999: Bytes | None = None
+    p9999: Bytes | None = None
+    max: Bytes | None = None
+
+
 class CommitLatencySlo(_Model):
     """Upper bounds on commit latency [ms]."""
 
-    p50: Positive | None = None
-    p95: Positive | None = None
-    p99: Positive | None = None
-    p999: Positive | None = None
-    max: Positive | None = None
+    p50: PositiveMs | None = None
+    p95: PositiveMs | None = None
+    p99: PositiveMs | None = None
+    p999: PositiveMs | None = None
+    max: PositiveMs | None = None
 
     @model_validator(mode="after")
     def _check_order(self) -> CommitLatencySlo:
@@ -150,10 +175,24 @@ class Rate(_Model):
         return self.peak if self.peak is not None else float(self.avg or 0.0)
 
 
+class CommitRate(Rate):
+    """Commits (or transactions) per second."""
+
+    avg: PerSecond | None = None
+    peak: PerSecond | None = None
+
+
+class ByteRate(Rate):
+    """Bytes per second."""
+
+    avg: BytesPerSecond | None = None
+    peak: BytesPerSecond | None = None
+
+
 class Requirements(_Model):
     commit_latency_ms: CommitLatencySlo | None = None
     survive: Literal["node", "site"] = "site"
-    max_data_loss_s: NonNegative | None = None
+    max_data_loss_s: Annotated[float, Field(ge=0, le=1e9)] | None = None
 
 
 class SiteLocation(_Model):
@@ -196,10 +235,10 @@ class Measurement(_Model):
     # report does not state it; used to turn a transaction rate into a round trip.
     burst: Annotated[int, Field(ge=0, le=10_000)] | None = None
     # Extension: loss fraction for inline samples or percentiles (files report their own).
-    loss: Annotated[float, Field(ge=0, le=1)] | None = None
+    loss: Annotated[float, Field(ge=0, lt=1)] | None = None
     file: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
     format: Literal["ping", "netperf", "sockperf", "samples"] | None = None
-    samples_ms: Annotated[list[NonNegative], Field(min_length=1)] | None = None
+    samples_ms: Annotated[list[Milliseconds], Field(min_length=1)] | None = None
     percentiles_ms: Percentiles | None = None
 
     @model_validator(mode="after")
@@ -230,10 +269,10 @@ class Measurement(_Model):
 
 class Link(_Model):
     sites: Annotated[list[SiteName], Field(min_length=2, max_length=2)]
-    distance_km: Positive | None = None
-    route_km: Positive | None = None
+    distance_km: Annotated[float, Field(gt=0, le=20_038)] | None = None  # half the equator
+    route_km: Annotated[float, Field(gt=0, le=1e6)] | None = None
     medium: Medium = "fiber"
-    bandwidth_mbps: Positive | None = None
+    bandwidth_mbps: Annotated[float, Field(gt=0, le=1e9)] | None = None
     measurements: list[Measurement] = []
 
     @model_validator(mode="after")
@@ -254,25 +293,25 @@ class Link(_Model):
 
 class HotRow(_Model):
     name: Annotated[str, Field(min_length=1, max_length=256)]
-    updates_per_s: Positive
+    updates_per_s: Annotated[float, Field(ge=0.001, le=1e7)]
     writer_sites: Annotated[list[SiteName], Field(min_length=1)] | None = None
 
 
 class Clients(_Model):
     concurrency: Annotated[int, Field(ge=1, le=1_000_000)]
-    baseline_txn_latency_ms: Positive
+    baseline_txn_latency_ms: Annotated[float, Field(ge=0.001, le=1e6)]
     commits_per_txn: Annotated[int, Field(ge=1, le=10_000)] = 1
 
 
 class Workload(_Model):
-    commits_per_s: Rate | None = None
-    writeset_bytes: Percentiles | None = None
-    replicated_bytes_per_s: Rate | None = None
+    commits_per_s: CommitRate | None = None
+    writeset_bytes: SizePercentiles | None = None
+    replicated_bytes_per_s: ByteRate | None = None
     hot_rows: list[HotRow] = []
     clients: Clients | None = None
     # Extension: a commit on a lone node, without replication [ms] (certification, binlog,
     # InnoDB flush). Default 1.0 ms, from this project's lab (lab-galera.yaml notes).
-    local_commit_ms: NonNegative | None = None
+    local_commit_ms: Milliseconds | None = None
 
     _writeset_as_peak = field_validator("writeset_bytes", mode="before")(
         lambda value: _peak_from_number(value)
@@ -337,6 +376,9 @@ class Topology(_Model):
                 raise FieldError(f"the pair {'-'.join(link.sites)} is linked twice", "links", index)
             pairs.add(link.pair)
         with_nodes = {site.name for site in self.sites if site.nodes > 0}
+        if not with_nodes:
+            raise FieldError("no site has Galera nodes; give at least one site nodes >= 1", "sites")
+        not_writing = {site.name for site in self.sites if not site.writes}
         writing = [site.name for site in self.sites if site.writes and site.nodes > 0]
         for index, row in enumerate(self.workload.hot_rows):
             where = ("workload", "hot_rows", index)
@@ -347,6 +389,14 @@ class Topology(_Model):
                     raise FieldError(
                         f"site {name!r} has no Galera nodes (nodes: 0), so no row is written "
                         "there; list sites with nodes >= 1",
+                        *where,
+                        "writer_sites",
+                        end,
+                    )
+                if name in not_writing:
+                    raise FieldError(
+                        f"site {name!r} has writes: false; list sites where the application "
+                        "writes",
                         *where,
                         "writer_sites",
                         end,

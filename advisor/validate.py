@@ -9,15 +9,19 @@ from pathlib import Path
 
 from advisor.errors import AdvisorError
 from advisor.evidence import gather_links
-from advisor.loading import TopologyError, load_topology
+from advisor.loading import Limits, TopologyError, load_topology
 
 
-def validate_files(paths: Iterable[Path]) -> list[AdvisorError]:
+def validate_files(
+    paths: Iterable[Path], *, limits: Limits | None = None, measurements_root: Path | None = None
+) -> list[AdvisorError]:
     """Every problem found in ``paths``, in order; an empty list means all are valid."""
     problems: list[AdvisorError] = []
     for path in paths:
         try:
-            gather_links(load_topology(path))
+            gather_links(
+                load_topology(path, limits or Limits(), measurements_root=measurements_root)
+            )
         except TopologyError as error:
             problems.extend(error.errors)
         except AdvisorError as error:

@@ -64,31 +64,11 @@ MAX_ERROR_CHARS = 1000  # paths included; echoed input should be cut to a few do
 # strict xfail reports XPASS, and the entry goes (adjust the .expected line if the fix chose
 # other words). Owners and suggested fixes are in the issue-7 report.
 KNOWN_GAPS: dict[str, tuple[type[BaseException], str]] = {
-    # measurement files outside the topology's folder (SECURITY.md, "Files a topology names")
-    "measurement-dotdot-canary": (Leak, "no containment of file: references (loading/evidence)"),
-    "measurement-symlink-canary": (Leak, "symlinks leaving the folder are followed (evidence)"),
-    "measurement-absolute-etc-passwd": (Leak, "absolute file: references are read (evidence)"),
-    "measurement-absolute-dev-zero": (AssertionError, "absolute file: accepted (evidence)"),
-    "measurement-link-to-dev-zero": (AssertionError, "link leaving the folder (evidence)"),
     # engine and evidence crashes found by tests/test_properties.py
-    "crash-sockperf-decreasing": (Crash, "RttDistribution ValueError escapes evidence"),
-    "crash-ping-all-lost": (Crash, "loss 1.0 from a ping summary: ValueError in evidence"),
-    "crash-inline-loss-1": (Crash, "topology allows loss: 1, RttDistribution wants < 1"),
-    "crash-no-data-sites": (Crash, "no site with nodes: IndexError in options.option"),
-    "crash-writer-site-not-writing": (Crash, "writer_sites names a writes: false site: KeyError"),
-    "crash-extreme-commit-rate": (Crash, "no upper bound on rates: OverflowError"),
-    "crash-denormal-latency": (Crash, "no lower bound on latencies: ZeroDivisionError"),
-    "crash-huge-rtt": (Crash, "no upper bound on RTTs: ValueError in the TCP model"),
-    "crash-huge-lan-rtt": (Crash, "no upper bound on LAN RTTs: ValueError in the TCP model"),
-    "crash-tiny-hot-row-rate": (NotRefused, "Infinity in the JSON output"),
     "crash-ping-huge-count": (Crash, "int() of a 5000-digit count: ValueError (ping)"),
     "crash-netperf-huge-burst": (Crash, "int() of a 5000-digit count: ValueError (netperf)"),
     "crash-sockperf-huge-count": (Crash, "int() of a 5000-digit count: ValueError (sockperf)"),
-    "crash-sockperf-percentile-huge": (Crash, "percentile level inf: key 'pinf' in evidence"),
-    "deep-nesting-100k": (Crash, "libyaml's composer recurses: segfault at ~100k levels"),
     # message quality
-    "topology-name-newline": (MultiLine, "errors.Location does not escape the file name"),
-    "topology-utf16": (AssertionError, "loading reports UTF-16 as binary, parse_file names it"),
     "measurement-long-line": (TooLong, "parsers echo a whole 1 MB line in the error"),
 }
 
@@ -322,8 +302,6 @@ def test_windows_line_endings_and_a_bom_work(tmp_path):
     recommend_ok(path)
 
 
-@pytest.mark.xfail(strict=True, raises=ZeroDivisionError,
-                   reason="RTT-TAIL-INSTABILITY divides by a p50 of 0 ms (see the issue-7 report)")
 def test_zero_rtt_samples_work(tmp_path):
     # A loopback-like 0.000 ms is below the physical floor: a warning, not a crash.
     path = _topology(tmp_path, "links:\n  - sites: [a, b]\n    measurements:\n"

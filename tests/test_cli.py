@@ -282,3 +282,21 @@ def test_doc_formats_and_user_templates(cli, tmp_path):
     assert custom.exit_code == 0
     text = (tmp_path / "c" / "design.md").read_text()
     assert "## Our notes" in text and "## Consequences" not in text
+
+
+def test_measurement_files_outside_the_folder_need_measurements_root(cli, tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "ab.txt").write_text("9.8\n10.1\n" * 300)  # 2,700 bytes
+    topo = tmp_path / "site" / "topology.yaml"
+    topo.parent.mkdir()
+    topo.write_text("name: t\nsites: [{name: a}, {name: b}]\nlinks:\n  - sites: [a, b]\n"
+                    "    measurements: [{method: icmp, file: ../shared/ab.txt, format: samples}]\n")
+    refused = cli("recommend", topo)
+    assert refused.exit_code == 2
+    assert "outside the topology's folder" in refused.stderr
+    allowed = cli("recommend", topo, "--measurements-root", shared, "--format", "json")
+    assert allowed.exit_code == 0
+    assert json.loads(allowed.stdout)["links"][0]["rtt_ms"]["p50"] == pytest.approx(9.95)
+    small = cli("recommend", topo, "--measurements-root", shared, "--max-file-mb", "0.001")
+    assert small.exit_code == 2 and "limit" in small.stderr

@@ -138,7 +138,7 @@ def test_a_good_file_loads_with_defaults(write):
         (
             "name: t\nsites:\n  - name: a\nworkload:\n  hot_rows:\n"
             "    - {name: r, updates_per_s: 0}\n",
-            "T:6:32: workload.hot_rows[0].updates_per_s: must be > 0, got 0",
+            "T:6:32: workload.hot_rows[0].updates_per_s: must be >= 0.001, got 0",
         ),
     ],
 )
