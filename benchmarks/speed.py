@@ -61,7 +61,7 @@ import yaml
 
 from advisor import physics
 from advisor.measurements import parse_file
-from advisor.recommend import analyse
+from advisor.recommend import analyse, recommend
 from advisor.sweep import sweep
 from benchmarks.parse_ping import write_log
 
@@ -162,7 +162,7 @@ def cli_vs_bare(example: Path = EXAMPLE, runs: int = 7, *, profile: bool = True)
                f"{runs} runs",
     )
     if profile and figure.met is False:
-        return _with(figure, where_time_goes(cli, lambda: analyse(example)))
+        return _with(figure, where_time_goes(cli, lambda: recommend(example)))
     return figure
 
 
@@ -186,12 +186,17 @@ def import_ms_by_package(command: Sequence[str]) -> dict[str, float]:
 
 
 def top_functions(call: Callable[[], object], count: int = 8) -> list[tuple[str, float, float]]:
-    """The ``count`` functions with the most own time in ``call()``: (name, own s, cumulative s)."""
+    """The ``count`` functions with the most own time in ``call()``: (name, own s, cumulative s).
+
+    The first entry is ``("total", s, s)``: the whole call under the profiler.
+    """
     profiler = cProfile.Profile()
     profiler.runcall(call)
     stats: dict[Any, Any] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    total_s = sum(entry[2] for entry in stats.values())
     ranked = sorted(stats.items(), key=lambda item: -item[1][2])[:count]
-    return [(_function_name(key), entry[2], entry[3]) for key, entry in ranked]
+    return [("total", total_s, total_s),
+            *((_function_name(key), entry[2], entry[3]) for key, entry in ranked)]
 
 
 def _function_name(key: tuple[str, int, str]) -> str:
@@ -212,8 +217,10 @@ def where_time_goes(command: Sequence[str] | None, call: Callable[[], object]) -
         imports = import_ms_by_package(command)
         shown = ", ".join(f"{name} {ms:.0f} ms" for name, ms in list(imports.items())[:8])
         lines.append(f"imports {sum(imports.values()):.0f} ms: {shown}")
+    (_, total_s, _), *ranked = top_functions(call)
+    lines.append(f"the library call: {total_s:.3f} s under cProfile")
     lines += [f"{name}: own {own:.3f} s, cumulative {cumulative:.3f} s"
-              for name, own, cumulative in top_functions(call)]
+              for name, own, cumulative in ranked]
     return tuple(lines)
 
 
@@ -323,7 +330,8 @@ def many_sites(sizes: Sizes = FULL, *, profile: bool = True) -> list[Figure]:
                              MANY_SITES_RSS_MB_MAX)
             return [_profiled(figure, path, profile), unknown]
         total_s = statistics.median(r["total_s"] for r in runs)
-        detail = (f"loading {statistics.median(r['load_s'] for r in runs):.2f} s; "
+        detail = (f"`load_topology` {statistics.median(r['load_s'] for r in runs):.2f} s (the "
+                  "sample files are read inside `recommend()`); "
                   f"verdict {runs[0]['architecture']} with {runs[0]['groups']} group(s); "
                   f"{len(runs)} run(s)"
                   + ("; no more: the first took over 10 times the target"
@@ -453,7 +461,8 @@ def format_value(figure: Figure) -> str:
         return "did not finish" if math.isinf(figure.value) else "not measured"
     if figure.unit == "1/s":
         return f"{figure.value:,.0f} /s"
-    return f"{figure.value:.3g} {figure.unit}" if figure.unit != "x" else f"{figure.value:.3g}x"
+    number = f"{figure.value:,.0f}" if abs(figure.value) >= 1000 else f"{figure.value:.3g}"
+    return f"{number}x" if figure.unit == "x" else f"{number} {figure.unit}"
 
 
 def format_target(figure: Figure) -> str:
@@ -473,7 +482,8 @@ def markdown(figures: Sequence[Figure]) -> str:
               f"| {verdicts[f.met]} | {f.detail} |" for f in figures]
     for f in figures:
         if f.hotspots:
-            lines += ["", f"Where the time goes in {f.benchmark} (imports by package from "
-                      "`-X importtime`, then functions by own time from cProfile):", ""]
+            lines += ["", f"Where the time goes in {f.benchmark}, one extra run (imports per "
+                      "package from `python -X importtime`; functions by own time from cProfile):",
+                      ""]
             lines += [f"- `{spot}`" for spot in f.hotspots]
     return "\n".join(lines) + "\n"
