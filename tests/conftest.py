@@ -13,7 +13,7 @@ from advisor.cli import app
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
-SHARED = REPO.parent / "shared"
+CALIBRATION = REPO / "benchmarks" / "calibration"  # a copy of the team's ../shared/calibration
 
 
 @pytest.fixture

@@ -84,8 +84,8 @@ def test_every_calibration_row_off_by_more_than_25_percent_has_a_reason_and_a_fi
 
 
 def test_every_calibration_case_has_rows(tmp_path, calibration):
-    shared = speed.REPO.parent / "shared" / "calibration"
-    assert fidelity.uncovered_cases(calibration, shared) == []
+    vendored = speed.REPO / "benchmarks" / "calibration"
+    assert fidelity.uncovered_cases(calibration, vendored) == []
     (tmp_path / "field-data.yaml").write_text(
         "cases:\n  - id: new-field-case\n  - id: propagation\n")
     assert fidelity.uncovered_cases(calibration, tmp_path) == ["new-field-case"]

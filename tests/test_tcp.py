@@ -21,7 +21,7 @@ from advisor.tcp import (
     socket_buffer_bytes_for,
 )
 
-CALIBRATION = Path(__file__).resolve().parents[2] / "shared" / "calibration"
+CALIBRATION = Path(__file__).resolve().parents[1] / "benchmarks" / "calibration"
 GBIT_MBPS = 1000.0
 
 
