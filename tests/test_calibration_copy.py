@@ -3,7 +3,6 @@
 from pathlib import Path
 
 import pytest
-
 from conftest import CALIBRATION, REPO
 
 SHARED = REPO.parent / "shared" / "calibration"
