@@ -272,7 +272,7 @@ class Link(_Model):
     distance_km: Annotated[float, Field(gt=0, le=20_038)] | None = None  # half the equator
     route_km: Annotated[float, Field(gt=0, le=1e6)] | None = None
     medium: Medium = "fiber"
-    bandwidth_mbps: Annotated[float, Field(gt=0, le=1e9)] | None = None
+    bandwidth_mbps: Annotated[float, Field(ge=0.001, le=1e9)] | None = None
     measurements: list[Measurement] = []
 
     @model_validator(mode="after")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = ["choose", "summary", "what_would_change"]
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 
 from advisor import physics
@@ -156,7 +157,8 @@ def what_would_change(
             )
         )
     changes = []
-    if limits:
+    limits = [(factor, reason) for factor, reason in limits if math.isfinite(factor)]
+    if limits:  # an infinite factor: no WAN part (a LAN slower than the WAN); nothing to say
         factor, reason = min(limits)
         rtt = worst_link_p50_ms * factor
         now_ok = factor >= 1.0

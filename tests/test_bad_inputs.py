@@ -321,9 +321,6 @@ def _refuse_constant(constant: str) -> None:
     raise NonFiniteJson(f"{constant} in the JSON output")
 
 
-@pytest.mark.xfail(strict=True, raises=NonFiniteJson,
-                   reason="verdict._scale returns inf when the LAN RTT exceeds the WAN RTT; "
-                          "what_would_change[].value is then Infinity (see the issue-7 report)")
 def test_a_lan_slower_than_the_wan_gives_strict_json(tmp_path):
     path = tmp_path / "topology.yaml"
     path.write_text(
