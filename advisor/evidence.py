@@ -105,17 +105,24 @@ class LinkEvidence:
     def _writeset_rtt(
         self, size_bytes: float
     ) -> tuple[RttDistribution, Literal["measured", "modelled"]]:
-        tcp_rr = [m for m in self.measurements if m.method == "tcp_rr" and m.request_bytes]
+        sized = [
+            (m, m.request_bytes)
+            for m in self.measurements
+            if m.method == "tcp_rr" and m.request_bytes
+        ]
         bandwidth = self.effective_bandwidth_mbps
-        if tcp_rr:
-            nearest = min(tcp_rr, key=lambda m: abs(math.log(m.request_bytes / max(size_bytes, 1))))
+        if sized:
+            nearest, nearest_bytes = min(
+                ((m, float(b)) for m, b in sized if b),
+                key=lambda pair: abs(math.log(pair[1] / max(size_bytes, 1))),
+            )
             base_ms = float(self.rtt.quantile(0.5))
             delta_ms = _model_rr(size_bytes, base_ms, bandwidth) - _model_rr(
-                nearest.request_bytes, base_ms, bandwidth
+                nearest_bytes, base_ms, bandwidth
             )
             floor = self.floor_rtt_ms or 0.0
             shifted = nearest.distribution.map(lambda v: np.maximum(v + delta_ms, floor))
-            return shifted, "measured" if nearest.request_bytes == size_bytes else "modelled"
+            return shifted, "measured" if nearest_bytes == size_bytes else "modelled"
         return self.rtt.map(lambda v: _model_rr(size_bytes, v, bandwidth)), "modelled"
 
 
@@ -151,9 +158,11 @@ def _pair(loaded: LoadedTopology, a: Site, b: Site, index: int | None) -> LinkEv
         _read(loaded, m, (*key, "measurements", i)) for i, m in enumerate(spec.measurements)
     )
     if measured:
-        rtt, source = _small_message_rtt(measured), "measured"
+        source: Literal["measured", "estimated"] = "measured"
+        rtt = _small_message_rtt(measured)
     else:
-        rtt, source = _estimate(spec, distance_km, loaded, key, a, b), "estimated"
+        source = "estimated"
+        rtt = _estimate(spec, distance_km, loaded, key, a, b)
     return LinkEvidence(
         sites=(a.name, b.name),
         medium=spec.medium,
@@ -244,9 +253,7 @@ def _read(loaded: LoadedTopology, spec: Measurement, key: tuple[str | int, ...])
         distribution = _distribution(parsed, spec)
     except ValueError as error:  # e.g. percentiles in the log that decrease
         raise AdvisorError(str(error), Location(str(path))) from None
-    return MeasuredRtt(
-        spec, distribution, spec.file, parsed.tool, request, response, parsed.notes
-    )
+    return MeasuredRtt(spec, distribution, spec.file, parsed.tool, request, response, parsed.notes)
 
 
 def _parser_options(spec: Measurement) -> dict[str, int]:

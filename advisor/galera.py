@@ -110,8 +110,8 @@ def _matrices(cluster: Cluster, pair_draws: PairDraws) -> tuple[npt.NDArray[np.f
         index[i, j] = index[j, i] = p
     drawn = [pair_draws(sites[i], sites[j]) for i, j in pairs]
     # One gather per matrix: contiguous rows per pair in, contiguous (draws, s, s) out.
-    small = np.stack([d[0] for d in drawn], axis=1)[:, index]
-    writeset = np.stack([d[1] for d in drawn], axis=1)[:, index]
+    small = np.stack([d[0] for d in drawn], axis=1)[:, index].astype(np.float32, copy=False)
+    writeset = np.stack([d[1] for d in drawn], axis=1)[:, index].astype(np.float32, copy=False)
     return small, writeset
 
 
@@ -211,7 +211,8 @@ def conflict_probability(
     ``1 - exp(-others_per_s * window)``.
     """
     rate = np.asarray(others_per_s, dtype=float)
-    return 1.0 - np.exp(-rate * np.asarray(window_ms, dtype=float) / 1000.0)
+    chance: FloatArray = 1.0 - np.exp(-rate * np.asarray(window_ms, dtype=float) / 1000.0)
+    return chance
 
 
 def conflict_rate_per_s(rates_per_s: Sequence[float], window_ms: Sequence[float]) -> float:

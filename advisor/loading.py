@@ -19,7 +19,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import yaml
@@ -208,8 +208,9 @@ def _check_flow_depth(text: str, name: str, limits: Limits) -> None:
     too; they would need to be unbalanced by dozens of levels to matter).
     """
     data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-    step = (np.isin(data, (ord("["), ord("{"))).astype(np.int32)
-            - np.isin(data, (ord("]"), ord("}"))).astype(np.int32))
+    step = np.isin(data, (ord("["), ord("{"))).astype(np.int32) - np.isin(
+        data, (ord("]"), ord("}"))
+    ).astype(np.int32)
     depth = np.cumsum(step)
     if depth.size and int(depth.max()) > limits.yaml_depth:
         offset = int(np.argmax(depth > limits.yaml_depth))
@@ -278,7 +279,8 @@ class _Builder:
 
     def _scalar(self, node: yaml.Node) -> Any:
         if (
-            node.tag == "tag:yaml.org,2002:str"
+            isinstance(node, yaml.ScalarNode)
+            and node.tag == "tag:yaml.org,2002:str"
             and not node.style
             and _YAML12_FLOAT.match(node.value)
         ):
@@ -324,7 +326,7 @@ class _Builder:
                 if key not in explicit:
                     result.setdefault(key, value)
 
-    def _fail(self, node: yaml.Node, message: str) -> None:
+    def _fail(self, node: yaml.Node, message: str) -> NoReturn:
         mark = node.start_mark
         raise AdvisorError(message, Location(self.name, mark.line + 1, mark.column + 1))
 

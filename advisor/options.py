@@ -305,10 +305,10 @@ class Evaluator:
 
     # -- options ---------------------------------------------------------------------
 
-    def option(self, architecture: str, groups: Sequence[Sequence[str]]) -> Option:
+    def option(self, architecture: str, partition: Sequence[Sequence[str]]) -> Option:
         # Sites within a group, and groups, in declaration order.
         groups = sorted(
-            (tuple(s for s in self.data_sites if s in g) for g in groups),
+            (tuple(s for s in self.data_sites if s in g) for g in partition),
             key=lambda g: self.data_sites.index(g[0]),
         )
         clusters = [self.cluster(g) for g in groups]

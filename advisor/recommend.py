@@ -169,7 +169,7 @@ def report(analysis: Analysis) -> Recommendation:
     ] or [0.0]
     return Recommendation(
         topology=topology.name,
-        architecture=chosen.architecture,  # type: ignore[arg-type]
+        architecture=chosen.architecture,
         groups=[list(g) for g in _with_arbitrators(chosen)],
         arbitrators=_arbitrators(chosen),
         summary=verdict.summary(chosen, options, findings, analysis.rules),
@@ -202,7 +202,7 @@ def _option_report(option: Option, findings: list[Finding]) -> OptionReport:
     conflicts = sum(row.conflicts_per_s for row in option.hot_rows) if option.hot_rows else None
     survives = not any(c.site_failures or c.node_failures for c in option.clusters)
     return OptionReport(
-        architecture=option.architecture,  # type: ignore[arg-type]
+        architecture=option.architecture,
         groups=[list(g) for g in _with_arbitrators(option)],
         arbitrators=_arbitrators(option),
         viable=not blocking,

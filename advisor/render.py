@@ -49,18 +49,16 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, markdown: bo
 
 
 def _report(result: Recommendation, markdown: bool, width: int) -> str:
-    heading = (
-        (lambda text, level=2: f"{'#' * level} {text}")
-        if markdown
-        else (lambda text, level=2: f"{text}\n{'=' * len(text) if level == 1 else '-' * len(text)}")
-    )
-    wrap = (
-        (lambda text: text)
-        if markdown
-        else (
-            lambda text: textwrap.fill(text, width, break_on_hyphens=False, subsequent_indent="  ")
-        )
-    )
+    def heading(text: str, level: int = 2) -> str:
+        if markdown:
+            return f"{'#' * level} {text}"
+        return f"{text}\n{('=' if level == 1 else '-') * len(text)}"
+
+    def wrap(text: str) -> str:
+        if markdown:
+            return text
+        return textwrap.fill(text, width, break_on_hyphens=False, subsequent_indent="  ")
+
     verdict = result.architecture or "none"
     groups = " | ".join(
         " + ".join(f"garbd@{s}" if s in result.arbitrators else s for s in g) for g in result.groups

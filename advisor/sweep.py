@@ -175,14 +175,13 @@ def _judge(
     if allowed is not None and option.async_links and "ASYNC-DATA-LOSS" in _blocking_ids(analysis):
         lag_s = max(link.lag_ms["p99"] for link in option.async_links) / 1000.0
         async_ok &= lag_s * scale <= allowed
-    cost = verdict.remedy_cost(others) + sum(
-        verdict.remedy_cost([rule]) * (~ok).astype(int)
-        for rule, ok in (
-            ("COMMIT-LATENCY-SLO", slo_ok),
-            ("HOT-ROW-RATE", rows_ok),
-            ("ASYNC-DATA-LOSS", async_ok),
-        )
-    )
+    cost = np.full(scale.shape, verdict.remedy_cost(others), dtype=np.intp)
+    for rule, ok in (
+        ("COMMIT-LATENCY-SLO", slo_ok),
+        ("HOT-ROW-RATE", rows_ok),
+        ("ASYNC-DATA-LOSS", async_ok),
+    ):
+        cost += verdict.remedy_cost([rule]) * (~ok)
     return commit_p50, cost
 
 

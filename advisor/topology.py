@@ -395,8 +395,7 @@ class Topology(_Model):
                     )
                 if name in not_writing:
                     raise FieldError(
-                        f"site {name!r} has writes: false; list sites where the application "
-                        "writes",
+                        f"site {name!r} has writes: false; list sites where the application writes",
                         *where,
                         "writer_sites",
                         end,

@@ -100,8 +100,8 @@ def summary(
             continue
         reasons = blockers(other, findings)
         if reasons:
-            rules = sorted({f.rule for f in reasons})
-            parts.append(f"{other.architecture} is ruled out by {', '.join(rules)}.")
+            rule_ids = sorted({f.rule for f in reasons})
+            parts.append(f"{other.architecture} is ruled out by {', '.join(rule_ids)}.")
         elif viable:
             parts.append(
                 f"{other.architecture} would also work but needs "
