@@ -46,8 +46,8 @@ _NO_SAMPLES = (
     "'64 bytes from ...: icmp_seq=1 ttl=63 time=49.6 ms'"
 )
 _SUMMARY = re.compile(
-    rb"(\d+) packets transmitted, (\d+) (?:packets )?received"
-    rb"(?:, \+(\d+) duplicates)?(?:, \+\d+ corrupted)?(?:, \+\d+ errors)?"
+    rb"\b(\d{1,18}) packets transmitted, (\d{1,18}) (?:packets )?received"
+    rb"(?:, \+(\d{1,18}) duplicates)?(?:, \+\d+ corrupted)?(?:, \+\d+ errors)?"
     rb"(?:, [\d.]+% packet loss)?"
 )
 _RTT = re.compile(
@@ -55,9 +55,13 @@ _RTT = re.compile(
     rb"(\d+(?:\.\d*)?)/(\d+(?:\.\d*)?)/(\d+(?:\.\d*)?)(?:/[\d.]+)? ms"
 )
 # iputils: "56(84) bytes of data." (IPv4), "::1(::1) 56 data bytes" (IPv6);
-# BSD: "(ip): 56 data bytes"
-_BANNER = re.compile(rb"PING [^\n]*?(?:(\d+)\(\d+\) bytes of data|(:)? (\d+) data bytes)")
-_TIMEOUT = re.compile(rb"Request timeout for icmp_seq (\d+)")
+# BSD: "(ip): 56 data bytes". Counts and sizes are bounded runs of digits ending at a word
+# boundary: a run of 5,000 digits then matches nothing instead of crashing int() or making
+# the search backtrack over every digit (quadratic: a 300 KB line took minutes).
+_BANNER = re.compile(
+    rb"PING [^\n]*?(?:\b(\d{1,6})\(\d{1,6}\) bytes of data|(:)? (\d{1,6}) data bytes)"
+)
+_TIMEOUT = re.compile(rb"Request timeout for icmp_seq (\d{1,18})\b")
 
 
 @dataclass
