@@ -32,15 +32,17 @@ LATENCY_SELECTORS = {
     "MAX_LATENCY": "max",
 }
 _US_PER_MS = 1000.0
-_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"  # one way to match: linear
 _BANNER = re.compile(r"^(?:MIGRATED )?(.+?) TEST (?:from|to) .*$", re.M)
-_FIRST_BURST = re.compile(r"first burst (\d+)")
+_FIRST_BURST = re.compile(r"first burst (\d{1,9})\b")  # bounded: int() of 5000 digits fails
 # a pasted command line: the test-specific -b comes after "--" (a global -b paces streams)
-_COMMAND_BURST = re.compile(r"netperf\b[^\n]* -- (?:[^\n]* )?-b ?(-?\d+)")
+_COMMAND_BURST = re.compile(r"netperf\b[^\n]* -- (?:[^\n]* )?-b ?(-?\d{1,9})\b")
 _SELECTOR = re.compile(r"^[ \t]*([A-Z][A-Z0-9_]*)=[ \t]*(\S*)[ \t\r]*$", re.M)
 _TABLE_HEAD = re.compile(r"^Socket Size\s+Request\s+Resp\.\s+Elapsed\b.*$", re.M)
 _VALUE_ROW = re.compile(
-    r"^[ \t]*(\d+)[ \t]+(\d+)[ \t]+(\d+)[ \t]+(\d+)[ \t]+([\d.]+)[ \t]+([\d.]+)\b.*$", re.M
+    r"^[ \t]*(\d{1,18})[ \t]+(\d{1,18})[ \t]+(\d{1,18})[ \t]+(\d{1,18})[ \t]+([\d.]+)[ \t]+"
+    r"([\d.]+)\b.*$",
+    re.M,
 )
 _LATENCY_HEAD = re.compile(r"usec/Tran")
 _BARE_RATE = re.compile(r"^[ \t]*(\d+\.\d+)[ \t\r]*$", re.M)  # -v 0 prints "%7.2f" alone

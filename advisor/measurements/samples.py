@@ -19,9 +19,11 @@ from advisor.measurements.result import ParsedMeasurement, line_number, source_e
 
 _COMMENT = re.compile(r"#[^\n]*")
 # what float() reads, less its rarities (digit underscores, hex): 49.6, .5, 1e3, inf, nan
-_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:inf|infinity|nan)"
-# a line that is not blank, not a comment, and not one number with an optional comment
-_BAD_LINE = re.compile(rf"^(?![ \t]*(?:{_NUMBER})?[ \t]*(?:#.*)?\r?$).+$", re.M)
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?i:inf|infinity|nan)"
+# a line that is not blank, not a comment, and not one number with an optional comment;
+# each run of digits or blanks has one way to match (linear: '\d+\.?\d*' or two adjacent
+# '[ \t]*' made a 20 KB line take seconds, a megabyte hours)
+_BAD_LINE = re.compile(rf"^(?![ \t]*(?:(?:{_NUMBER})[ \t]*)?(?:#.*)?\r?$).+$", re.M)
 _NO_SAMPLES = (
     "no round-trip samples found; expected one round-trip time in ms per line, e.g. '49.6'"
 )

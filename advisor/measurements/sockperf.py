@@ -34,18 +34,21 @@ _VALUE = r"(\S+)"
 _PERCENTILE = re.compile(r"---> percentile\s+(\d+(?:\.\d*)?)\s*=\s*" + _VALUE)
 _EXTREME = re.compile(r"---> <(MAX|MIN)> observation\s*=\s*" + _VALUE)
 _AVERAGE = re.compile(r"====> avg-(lat|latency|rtt)=\s*" + _VALUE)
-_SUMMARY = re.compile(r"Summary: (Latency|Round trip)\b.*? is " + _VALUE + " usec")
+# Counts are bounded digit runs and gaps bounded spans: a 5000-digit count crashed int(),
+# and '.*?' after each of many "Summary: Latency" on one line made the search quadratic.
+_SUMMARY = re.compile(r"Summary: (Latency|Round trip)\b.{0,80}? is " + _VALUE + " usec")
 _COUNTS = re.compile(
-    r"# dropped messages = (\d+); # duplicated messages = (\d+); "
-    r"# out-of-order messages = (\d+)"
+    r"# dropped messages = (\d{1,18}); # duplicated messages = (\d{1,18}); "
+    r"# out-of-order messages = (\d{1,18})\b"
 )
 _VALID = re.compile(
-    r"\[Valid Duration\] RunTime=\S+ sec; SentMessages=(\d+); ReceivedMessages=(\d+)"
+    r"\[Valid Duration\] RunTime=\S+ sec; SentMessages=(\d{1,18}); "
+    r"ReceivedMessages=(\d{1,18})\b"
 )
 _SERVER = re.compile(r"Printing statistics for Server No:")
 # the message size, if the pasted command line (or VMA's "Cmd Line:") shows -m / --msg-size
 _MESSAGE_SIZE = re.compile(
-    r"sockperf\S* +(?:ping-pong|pp|under-load|ul)\b.*?\s(?:-m|--msg-size)[= ]?(\d+)\b"
+    r"sockperf\S* +(?:ping-pong|pp|under-load|ul)\b.*?\s(?:-m|--msg-size)[= ]?(\d{1,9})\b"
 )
 _NO_RESULT = (
     "no latency statistics found in sockperf output; expected lines like "
