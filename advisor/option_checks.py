@@ -41,30 +41,42 @@ def _keys(values: Mapping[str, float]) -> str:
     return ", ".join(f"{k} {v:.1f} ms" for k, v in values.items())
 
 
+def _clusters(ctx: Context) -> Iterator[tuple[Any, Any]]:
+    """Every (option, cluster) pair under judgement."""
+    for option in ctx.options:
+        for cluster in option.clusters:
+            yield option, cluster
+
+
+def _cluster_hit(option: Any, cluster: Any, subject: str = "", **values: Any) -> RuleHit:
+    sites = ", ".join(cluster.sites)
+    values = {"option": option.architecture, "cluster": sites, **values}
+    return RuleHit(subject or sites, values, option.architecture)
+
+
 def commit_latency_slo(ctx: Context, p: Params) -> Iterator[RuleHit]:
     """A writer site's predicted commit latency breaks requirements.commit_latency_ms."""
     slo = ctx.topology.requirements.commit_latency_ms
     if slo is None:
         return
     limits = slo.given()
-    for option in ctx.options:
-        for cluster in option.clusters:
-            for site in cluster.writers:
-                predicted = cluster.commit_percentiles(site)
-                broken = {k: predicted[k] for k, limit in limits.items() if predicted[k] > limit}
-                if broken:
-                    yield RuleHit(
-                        site,
-                        {
-                            "site": site,
-                            "option": option.architecture,
-                            "predicted": _keys(broken),
-                            "required": _keys({k: limits[k] for k in broken}),
-                            "commit_p50_ms": predicted["p50"],
-                            "commit_p99_ms": predicted["p99"],
-                        },
-                        option.architecture,
-                    )
+    for option, cluster in _clusters(ctx):
+        for site in cluster.writers:
+            predicted = cluster.commit_percentiles(site)
+            broken = {k: predicted[k] for k, limit in limits.items() if predicted[k] > limit}
+            if broken:
+                yield RuleHit(
+                    site,
+                    {
+                        "site": site,
+                        "option": option.architecture,
+                        "predicted": _keys(broken),
+                        "required": _keys({k: limits[k] for k in broken}),
+                        "commit_p50_ms": predicted["p50"],
+                        "commit_p99_ms": predicted["p99"],
+                    },
+                    option.architecture,
+                )
 
 
 def _hot_rows(ctx: Context) -> Iterator[tuple[Any, Any]]:
@@ -161,35 +173,18 @@ def async_ownership(ctx: Context, p: Params) -> Iterator[RuleHit]:
 
 def quorum_site_loss(ctx: Context, p: Params) -> Iterator[RuleHit]:
     """Losing one site or link leaves the writers of a cluster without a primary component."""
-    for option in ctx.options:
-        for cluster in option.clusters:
-            if cluster.site_failures:
-                yield RuleHit(
-                    ", ".join(cluster.sites),
-                    {
-                        "option": option.architecture,
-                        "cluster": ", ".join(cluster.sites),
-                        "failures": "; ".join(f.describe() for f in cluster.site_failures),
-                        "fix": _arbitrator_advice(ctx),
-                    },
-                    option.architecture,
-                )
+    for option, cluster in _clusters(ctx):
+        if cluster.site_failures:
+            failures = "; ".join(f.describe() for f in cluster.site_failures)
+            yield _cluster_hit(option, cluster, failures=failures, fix=_arbitrator_advice(ctx))
 
 
 def quorum_node_loss(ctx: Context, p: Params) -> Iterator[RuleHit]:
     """Losing a single node leaves no majority: a cluster needs three votes."""
-    for option in ctx.options:
-        for cluster in option.clusters:
-            if cluster.node_failures:
-                yield RuleHit(
-                    ", ".join(cluster.sites),
-                    {
-                        "option": option.architecture,
-                        "cluster": ", ".join(cluster.sites),
-                        "failures": "; ".join(f.describe() for f in cluster.node_failures),
-                    },
-                    option.architecture,
-                )
+    for option, cluster in _clusters(ctx):
+        if cluster.node_failures:
+            failures = "; ".join(f.describe() for f in cluster.node_failures)
+            yield _cluster_hit(option, cluster, failures=failures)
 
 
 def _arbitrator_advice(ctx: Context) -> str:
@@ -203,19 +198,15 @@ def _arbitrator_advice(ctx: Context) -> str:
 
 def arbitrator_placed(ctx: Context, p: Params) -> Iterator[RuleHit]:
     """The plan puts a garbd at a site to keep quorum; say where and what it costs."""
-    for option in ctx.options:
-        for cluster in option.clusters:
-            if cluster.arbitrator:
-                yield RuleHit(
-                    cluster.arbitrator,
-                    {
-                        "option": option.architecture,
-                        "cluster": ", ".join(cluster.sites),
-                        "site": cluster.arbitrator,
-                        "cost_ms": cluster.arbitrator_cost_ms,
-                    },
-                    option.architecture,
-                )
+    for option, cluster in _clusters(ctx):
+        if cluster.arbitrator:
+            yield _cluster_hit(
+                option,
+                cluster,
+                cluster.arbitrator,
+                site=cluster.arbitrator,
+                cost_ms=cluster.arbitrator_cost_ms,
+            )
 
 
 def send_window(ctx: Context, p: Params) -> Iterator[RuleHit]:
@@ -224,29 +215,23 @@ def send_window(ctx: Context, p: Params) -> Iterator[RuleHit]:
     if commits is None:
         return
     peak = commits.design_value
-    for option in ctx.options:
-        for cluster in option.clusters:
-            if len(cluster.members) < 2:
-                continue
-            limit = cluster.window_limit_commits_per_s
-            if limit < peak * p["headroom"]:
-                needed = peak * p["headroom"] * cluster.safe_period_ms / 1000.0
-                needed *= galera.writesets_per_message(ctx.writeset_p50_bytes)
-                user = max(p["min_window"], 2 ** math.ceil(math.log2(max(needed, 1.0))))
-                yield RuleHit(
-                    ", ".join(cluster.sites),
-                    {
-                        "option": option.architecture,
-                        "cluster": ", ".join(cluster.sites),
-                        "limit_per_s": limit,
-                        "peak_per_s": peak,
-                        "window": cluster.user_send_window,
-                        "safe_period_ms": cluster.safe_period_ms,
-                        "user_send_window": int(user),
-                        "send_window": int(2 * user),
-                    },
-                    option.architecture,
-                )
+    for option, cluster in _clusters(ctx):
+        limit = cluster.window_limit_commits_per_s
+        if len(cluster.members) < 2 or limit >= peak * p["headroom"]:
+            continue
+        needed = peak * p["headroom"] * cluster.safe_period_ms / 1000.0
+        needed *= galera.writesets_per_message(ctx.writeset_p50_bytes)
+        user = int(max(p["min_window"], 2 ** math.ceil(math.log2(max(needed, 1.0)))))
+        yield _cluster_hit(
+            option,
+            cluster,
+            limit_per_s=limit,
+            peak_per_s=peak,
+            window=cluster.user_send_window,
+            safe_period_ms=cluster.safe_period_ms,
+            user_send_window=user,
+            send_window=2 * user,
+        )
 
 
 def _replicated_mbps(ctx: Context) -> tuple[float, str] | None:
