@@ -76,9 +76,12 @@ def _sites(data: Any) -> list[dict[Any, Any]]:
 # Crash classes found here and not fixed yet: name -> (the exception types they raise
 # today, a predicate on the input data). Each is tolerated only for inputs of its class,
 # only as those (crash, never AdvisorError or assertion) types, and is pinned by a strict
-# xfail case in tests/test_bad_inputs.py; the fix deletes both. Empty: every crash class
-# these properties found so far is fixed (see the issue-7 notes).
-KNOWN_GAPS: dict[str, tuple[tuple[type[BaseException], ...], Callable[[Any], bool]]] = {}
+# xfail case in tests/test_bad_inputs.py; the fix deletes both.
+KNOWN_GAPS: dict[str, tuple[tuple[type[BaseException], ...], Callable[[Any], bool]]] = {
+    "test_a_zero_local_commit_gives_strict_json": (
+        (RuntimeWarning, NonFiniteJson),
+        lambda data: any(d.get("local_commit_ms") == 0 for d in _dicts_in(data))),
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -650,9 +653,12 @@ def run_cli(*args: str) -> Any:
     return CliRunner().invoke(app, list(args), env={"COLUMNS": "100", "NO_COLOR": "1"})
 
 
-def check_cli(result: Any, *, lines: int | None) -> None:
+def check_cli(result: Any, *, lines: int | None, data: Any = None) -> None:
     """Exit 0, or 2 with clean ``advisor: ...`` lines on stderr; never a traceback."""
     escaped = result.exception
+    if escaped is not None and any(isinstance(escaped, kinds) and applies(data)
+                                   for kinds, applies in KNOWN_GAPS.values()):
+        return
     assert escaped is None or isinstance(escaped, SystemExit), (
         f"{type(escaped).__name__}: {escaped}")
     assert result.exit_code in (0, 2), result.exit_code
@@ -680,8 +686,8 @@ def test_the_cli_exits_0_or_2_with_clean_lines(draw):
             fmt = draw.draw(st.sampled_from(sorted(FORMATS)))
             (Path(folder) / name).write_text(draw.draw(edits(draw.draw(logs(fmt)))),
                                              encoding="utf-8")
-        check_cli(run_cli("validate", str(path)), lines=None)
+        check_cli(run_cli("validate", str(path)), lines=None, data=data)
         recommended = run_cli("recommend", str(path), "--format", "json")
-        check_cli(recommended, lines=1)
+        check_cli(recommended, lines=1, data=data)
         if recommended.exit_code == 0:
             outcome(lambda: strict_json(recommended.stdout), None, data)
