@@ -432,8 +432,6 @@ def test_parsers_do_not_hang_on_pathological_text(name):
 # Sample counts: a limit per measurement (memory: ~70 bytes per sample while parsing)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="parse_file has no max_samples limit yet (see the issue-7 report)")
 def test_a_measurement_with_too_many_samples_is_refused(tmp_path):
     path = tmp_path / "m.txt"
     path.write_text("1.0\n" * 101)

@@ -7,7 +7,7 @@ block a read forever), huge, binary or UTF-16 (PowerShell's ``>`` redirect). Eac
 
 from __future__ import annotations
 
-__all__ = ["FORMATS", "MAX_FILE_BYTES", "parse_file", "parse_measurement"]
+__all__ = ["FORMATS", "MAX_FILE_BYTES", "MAX_SAMPLES", "parse_file", "parse_measurement"]
 
 import codecs
 import os
@@ -31,6 +31,8 @@ FORMATS: dict[str, Callable[..., ParsedMeasurement]] = {
 }
 # Largest file read [bytes]: a million ping replies with -D timestamps are ~100 MB.
 MAX_FILE_BYTES = 200 * 2**20
+# Most samples kept from one measurement: a day of ping -i 0.01 (SECURITY.md, limits).
+MAX_SAMPLES = 10_000_000
 
 
 def parse_measurement(
@@ -61,7 +63,12 @@ def parse_measurement(
 
 
 def parse_file(
-    path: Path, fmt: str, *, max_bytes: int = MAX_FILE_BYTES, burst: int | None = None
+    path: Path,
+    fmt: str,
+    *,
+    max_bytes: int = MAX_FILE_BYTES,
+    burst: int | None = None,
+    max_samples: int = MAX_SAMPLES,
 ) -> ParsedMeasurement:
     """Read and parse a measurement file; errors name the file (and line).
 
@@ -75,6 +82,8 @@ def parse_file(
         Largest file accepted [bytes].
     burst
         netperf only: the ``-b`` burst, for outputs that do not state it.
+    max_samples
+        Most round-trip samples accepted from the file.
     """
     source = str(path)
     _parser(fmt, source, burst)
@@ -82,8 +91,16 @@ def parse_file(
     _check_encoding(data, source)
     data = data.removeprefix(codecs.BOM_UTF8)
     if fmt == "ping":  # the hot path: parse the bytes as they are, no decode and re-encode
-        return parse_ping_bytes(data, source=source)
-    return parse_measurement(data.decode("utf-8"), fmt, source=source, burst=burst)
+        parsed = parse_ping_bytes(data, source=source)
+    else:
+        parsed = parse_measurement(data.decode("utf-8"), fmt, source=source, burst=burst)
+    count = 0 if parsed.samples_ms is None else parsed.samples_ms.size
+    if count > max_samples:
+        raise AdvisorError(
+            f"holds {count:,} samples, more than the limit of {max_samples:,} per measurement",
+            Location(source),
+        )
+    return parsed
 
 
 def _parser(fmt: str, source: str, burst: int | None) -> Callable[..., ParsedMeasurement]:
