@@ -311,7 +311,7 @@ class Workload(_Model):
     clients: Clients | None = None
     # Extension: a commit on a lone node, without replication [ms] (certification, binlog,
     # InnoDB flush). Default 1.0 ms, from this project's lab (lab-galera.yaml notes).
-    local_commit_ms: Milliseconds | None = None
+    local_commit_ms: Annotated[float, Field(ge=0.001, le=1e6)] | None = None
 
     _writeset_as_peak = field_validator("writeset_bytes", mode="before")(
         lambda value: _peak_from_number(value)

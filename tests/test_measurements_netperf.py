@@ -127,7 +127,7 @@ def test_cpu_columns_and_leading_text_are_tolerated() -> None:
         ),
         (
             "TRANSACTION_RATE=0\n",
-            "rr.txt:1: TRANSACTION_RATE must be > 0, found '0'",
+            "rr.txt:1: TRANSACTION_RATE must be at least 0.001 transactions/s, found '0'",
         ),
         (
             "P50_LATENCY=61\nP50_LATENCY=70\n",

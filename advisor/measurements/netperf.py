@@ -198,7 +198,7 @@ def _read_selectors(text: str, found: _Found, source: str) -> None:
         rate_name = "THROUGHPUT"
     if rate_name in seen:
         value, line = seen[rate_name]
-        found.rate_per_s = _positive(value, rate_name, line, source)
+        found.rate_per_s = _rate(value, rate_name, line, source)
     for name, attribute in (("REQUEST_SIZE", "request_bytes"), ("RESPONSE_SIZE", "response_bytes")):
         if name in seen:
             value, line = seen[name]
@@ -223,7 +223,7 @@ def _read_bare_rate(text: str, found: _Found, source: str) -> None:
     row = _BARE_RATE.search(text, banner.end()) if banner else None
     if row is not None:
         line = line_number(text, row.start())
-        found.rate_per_s = _positive(row.group(1), "Trans. Rate per sec", line, source)
+        found.rate_per_s = _rate(row.group(1), "Trans. Rate per sec", line, source)
         found.notes.append("netperf -v 0: the transaction rate alone")
 
 
@@ -241,7 +241,7 @@ def _read_tables(text: str, found: _Found, source: str) -> None:
     if row is not None:
         line = line_number(text, row.start())
         latency = _positive(row.group(1), "RoundTrip Latency usec/Tran", line, source)
-        rate = _positive(row.group(2), "Trans Rate per sec", line, source)
+        rate = _rate(row.group(2), "Trans Rate per sec", line, source)
         found.round_trip_us, found.rate_per_s = latency, rate
 
 
@@ -260,7 +260,7 @@ def _read_rate_table(text: str, head: re.Match[str], found: _Found, source: str)
     line = line_number(text, row.start())
     found.request_bytes, found.response_bytes = int(row.group(3)), int(row.group(4))
     if "per sec" in units:
-        found.rate_per_s = _positive(row.group(6), "Trans. Rate per sec", line, source)
+        found.rate_per_s = _rate(row.group(6), "Trans. Rate per sec", line, source)
     elif "bits/s" in units or "Bytes/s" in units:
         found.throughput_only = True
     else:
@@ -270,6 +270,21 @@ def _read_rate_table(text: str, head: re.Match[str], found: _Found, source: str)
             source,
             line_number(text, head.start()),
         )
+
+
+# Slowest transaction rate taken seriously [1/s]: one transaction in 1,000 s; below it the
+# round trip 1e6 / rate overflows to infinity (a rate of 1e-320 was found by fuzzing).
+_MIN_RATE_PER_S = 0.001
+
+
+def _rate(text: str, name: str, line: int, source: str) -> float:
+    value = _number(text, name, line, source)
+    if not value >= _MIN_RATE_PER_S:
+        raise source_error(
+            f"{name} must be at least {_MIN_RATE_PER_S:g} transactions/s, found {text!r}",
+            source, line,
+        )
+    return value
 
 
 def _positive(text: str, name: str, line: int, source: str) -> float:
