@@ -6,7 +6,9 @@ as one line on stderr and exits with code 2.
 
 from __future__ import annotations
 
-__all__ = ["AdvisorError", "Location"]
+__all__ = ["MAX_MESSAGE_CHARS", "AdvisorError", "Location"]
+
+MAX_MESSAGE_CHARS = 400
 
 from dataclasses import dataclass
 
@@ -48,7 +50,11 @@ class AdvisorError(Exception):
     """
 
     def __init__(self, message: str, location: Location | None = None) -> None:
-        self.message = " ".join(message.split())  # always one line
+        message = " ".join(message.split())  # always one line
+        # A message that quotes the input (a 1 MB log line) must not fill a terminal.
+        if len(message) > MAX_MESSAGE_CHARS:
+            message = message[: MAX_MESSAGE_CHARS - 3] + "..."
+        self.message = message
         self.location = location or Location()
         super().__init__(str(self))
 
