@@ -8,9 +8,9 @@ from __future__ import annotations
 
 __all__ = ["MAX_MESSAGE_CHARS", "AdvisorError", "Location"]
 
-MAX_MESSAGE_CHARS = 400
-
 from dataclasses import dataclass
+
+MAX_MESSAGE_CHARS = 400  # longer messages end in "..." (SECURITY.md: errors stay one line)
 
 
 @dataclass(frozen=True)
