@@ -351,6 +351,36 @@ def test_a_zero_local_commit_is_refused(tmp_path):
                              "got 0\n")
 
 
+def recommend_strict(path: Path) -> None:
+    """exit 0 with strict JSON; an exception that escaped the CLI is re-raised as it is."""
+    result = CliRunner().invoke(app, ["recommend", "--format", "json", str(path)])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    assert result.exit_code == 0, result.stderr
+    json.loads(result.stdout, parse_constant=_refuse_constant)
+
+
+@pytest.mark.xfail(strict=True, raises=KeyError,
+                   reason="no site writes and one is marked arbitrator: grouped_clusters has no "
+                          "commit latency, recommend._candidates' score reads ['p50']")
+def test_a_plan_where_no_site_writes_works(tmp_path):
+    path = tmp_path / "topology.yaml"
+    path.write_text(
+        "name: t\nsites:\n"
+        "  - {name: a, location: {lat: 48.85, lon: 2.35}, writes: false}\n"
+        "  - {name: b, location: {lat: 50.11, lon: 8.68}, writes: false, arbitrator: true}\n"
+        "  - {name: c, location: {lat: 52.52, lon: 13.40}, writes: false}\n")
+    recommend_strict(path)
+
+
+@pytest.mark.xfail(strict=True, raises=RuntimeWarning,
+                   reason="a 2e-308 ms round trip: evidence.light_speed_fraction divides the "
+                          "floor by it and overflows (guarded only for exactly 0)")
+def test_a_vanishing_round_trip_works(tmp_path):
+    recommend_strict(_topology(tmp_path, "links:\n  - sites: [a, b]\n    measurements:\n"
+                                         "      - {method: icmp, samples_ms: [2.0e-308]}\n"))
+
+
 def test_a_symlink_inside_the_folder_is_followed(tmp_path):
     real = _log(tmp_path, "real.txt", b"8.1\n8.3\n9.9\n")
     _log(tmp_path, "link.txt").symlink_to(real)

@@ -78,9 +78,15 @@ def _sites(data: Any) -> list[dict[Any, Any]]:
 # only as those (crash, never AdvisorError or assertion) types, and is pinned by a strict
 # xfail case in tests/test_bad_inputs.py; the fix deletes both.
 KNOWN_GAPS: dict[str, tuple[tuple[type[BaseException], ...], Callable[[Any], bool]]] = {
-    "test_a_zero_local_commit_gives_strict_json": (
+    "test_a_plan_where_no_site_writes_works": (
+        (KeyError,),
+        lambda data: not any(s.get("writes", True) and s.get("nodes", 3) > 0
+                             for s in _sites(data))),
+    "test_a_vanishing_round_trip_works": (
         (RuntimeWarning, NonFiniteJson),
-        lambda data: any(d.get("local_commit_ms") == 0 for d in _dicts_in(data))),
+        lambda data: any(0 < x < 1e-6 for d in _dicts_in(data)
+                         for key in ("samples_ms", "percentiles_ms")
+                         for x in _numbers_in(d.get(key)))),
 }
 
 
