@@ -84,7 +84,7 @@ class LinkEvidence:
     @property
     def light_speed_fraction(self) -> float | None:
         p50 = float(self.rtt.quantile(0.5))
-        if self.floor_rtt_ms is None or p50 <= 0:
+        if self.floor_rtt_ms is None or p50 < 1e-6:
             return None  # no distance, or a round trip too small to measure
         return float(physics.light_speed_fraction(self.floor_rtt_ms, p50))
 

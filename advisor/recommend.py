@@ -119,7 +119,7 @@ def _candidates(
         return not blocked(screen.option("grouped_clusters", partition), list(CROSS_CLUSTER_RULES))
 
     def score(partition: list[tuple[str, ...]]) -> float:
-        return screen.option("grouped_clusters", partition).commit_latency_ms["p50"]
+        return screen.option("grouped_clusters", partition).commit_latency_ms.get("p50", 0.0)
 
     distance = evaluator.median_rtt_ms
 

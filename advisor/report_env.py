@@ -1,7 +1,8 @@
 """The Jinja2 environment for documents: sandboxed, strict, bounded, user templates first.
 
 User templates are untrusted (SECURITY.md): they run in a
-:class:`jinja2.sandbox.SandboxedEnvironment` (no access to ``__class__`` and the like), with
+:class:`jinja2.sandbox.ImmutableSandboxedEnvironment` (no ``__class__`` and the like, and no
+mutating the shared data: a user template cannot change what later templates render), with
 :class:`jinja2.StrictUndefined` (a misspelt name fails loudly) and two bounds a runaway
 template hits:
 
@@ -38,7 +39,7 @@ from typing import Any
 
 import jinja2
 from jinja2.compiler import CodeGenerator, Frame
-from jinja2.sandbox import SandboxedEnvironment
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from advisor.errors import AdvisorError, Location
 from advisor.report_filters import FILTERS
@@ -75,7 +76,7 @@ class _TickingCodeGenerator(CodeGenerator):
         super().blockvisit(nodes, frame)
 
 
-class _Sandbox(SandboxedEnvironment):
+class _Sandbox(ImmutableSandboxedEnvironment):
     code_generator_class = _TickingCodeGenerator
     intercepted_binops = frozenset({"*", "**", "%"})
 

@@ -242,12 +242,17 @@ def test_merge_errors_are_one_line_with_the_place(tmp_path: Path) -> None:
                                  "(use -o to write a new one)")
     broken = tmp_path / "broken.yaml"
     broken.write_text("name: t\nsites: [a\n")
-    with pytest.raises(AdvisorError, match=r"broken.yaml:3:1: not valid YAML"):
+    with pytest.raises(AdvisorError, match=r"broken.yaml:3:1: YAML syntax error"):
         merge_into(broken, _evidence())
     listing = tmp_path / "list.yaml"
     listing.write_text("- a\n- b\n")
     with pytest.raises(AdvisorError) as caught:
         merge_into(listing, _evidence())
-    assert str(caught.value) == (f"{listing}:1:1: expected a mapping at the top of the file "
-                                 "(name:, sites:, ...)")
+    assert str(caught.value) == (f"{listing}:1:1: expected a mapping with keys such as name, "
+                                 "sites and links at the top level, got a list")
     assert listing.read_text() == "- a\n- b\n"
+    # --into reads like any topology: a FIFO is refused at once, never opened (no hang).
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(AdvisorError, match="not a regular file"):
+        merge_into(fifo, _evidence())

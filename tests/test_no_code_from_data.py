@@ -134,9 +134,9 @@ PAYLOADS = {
     "{{ rec.model_copy.__func__.__globals__ }}":
         "template refused by the sandbox: access to attribute '__func__' of 'method' object is "
         "unsafe.",
+    # The immutable sandbox refuses a mutating method itself, before its __self__.
     "{{ [].pop.__self__ }}":
-        "template refused by the sandbox: access to attribute '__self__' of "
-        "'builtin_function_or_method' object is unsafe.",
+        "template refused by the sandbox: access to attribute 'pop' of 'list' object is unsafe.",
     "{{ dict.mro() }}":
         "template refused by the sandbox: access to attribute 'mro' of 'type' object is unsafe.",
     # str.format inside a template goes through the sandbox's formatter
@@ -291,3 +291,17 @@ def test_the_scan_sees_what_it_forbids():
     assert {"eval", "jinja2.Environment", "yaml.load"} <= names & FORBIDDEN_CALLS
     shell = next(c for n, c in _calls(ast.parse(bad)) if n == "subprocess.run")
     assert [k.arg for k in shell.keywords] == ["shell"]
+
+
+def test_a_user_template_cannot_change_what_later_templates_see(tmp_path):
+    # Protection: ImmutableSandboxedEnvironment. With the plain sandbox, {{ rec.links.clear() }}
+    # in design.md.j2 emptied the links that the later templates of the same run render.
+    from advisor.errors import AdvisorError
+    from advisor.recommend import analyse
+    from advisor.report import render_documents
+
+    (tmp_path / "design.md.j2").write_text("{{ rec.links.clear() }}")
+    example = Path(__file__).resolve().parent.parent / "examples" / "us-eu" / "topology.yaml"
+    analysis = analyse(example)
+    with pytest.raises(AdvisorError, match="attribute 'clear' of 'list' object is unsafe"):
+        render_documents(analysis, ("md",), tmp_path)

@@ -345,14 +345,16 @@ def merge_into(path: Path, evidence: CollectedEvidence) -> None:
     Everything outside those two sections is kept byte for byte, comments included; inside
     them, the keys collect measures are replaced and the others kept.
     """
+    from advisor.loading import Limits, parse_topology, read_text_file
+
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not path.exists():
         raise AdvisorError("no such file to update (use -o to write a new one)",
-                           Location(str(path))) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise AdvisorError(f"cannot read: {error}", Location(str(path))) from None
+                           Location(str(path)))
+    # The same checks as any topology: a regular UTF-8 file of bounded size (no FIFO, no
+    # device), and YAML whose depth and aliases are bounded, before ruamel.yaml reads it.
+    text = read_text_file(path, Limits().file_bytes, what="topology file")
+    parse_topology(text, source=path)
     spans, _document = _section_spans(text, path)
     lines = text.splitlines(keepends=True)
     existing: dict[str, CommentedMap | None] = {}

@@ -204,9 +204,12 @@ def test_collect_finds_the_hot_row_and_the_rates_the_workload_made(
     evidence = node3["evidence"]
     assert evidence.hot_row_source == "performance_schema"
     assert evidence.hot_rows[0].name == "hot.t (whole table)"
-    # Node 3 takes no writes itself: its appliers make every change, hot and cold alike.
-    assert evidence.hot_rows[0].updates_per_s == pytest.approx(commit_rate, rel=0.25)
-    assert evidence.status.commits_per_s.avg == pytest.approx(commit_rate, rel=0.25)
+    # Node 3 takes no writes itself: its appliers make every change, hot and cold alike. Its
+    # collect runs in a side thread whose window is not the one the rates were paced over, and
+    # the whole-table count is an upper bound on the hottest row: under load it was seen at
+    # 101/s for 80/s written (1 run in 5), so it is held to a band, not to +-25 %.
+    assert 0.75 * commit_rate <= evidence.hot_rows[0].updates_per_s <= 1.5 * commit_rate
+    assert 0.75 * commit_rate <= evidence.status.commits_per_s.avg <= 1.5 * commit_rate
     assert evidence.status.cluster_size_min == evidence.status.cluster_size_max == 3
     assert evidence.status.repl_latency is not None
 
