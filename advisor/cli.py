@@ -207,7 +207,6 @@ def doc(
         formats=chosen,
         templates_dir=templates,
         force=force,
-        rules_dirs=rules or (),
     )
     for path in written:
         typer.echo(str(path))

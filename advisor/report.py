@@ -19,7 +19,7 @@ __all__ = [
     "write_documents",
 ]
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +43,6 @@ def render_documents(
     formats: Sequence[str] = ("md", "html", "adr"),
     templates_dir: Path | None = None,
     *,
-    rules_dirs: Iterable[Path] = (),
     limits: Limits = DEFAULT_LIMITS,
 ) -> dict[str, str]:
     """Every file of the design document, relative name -> content.
@@ -59,8 +58,6 @@ def render_documents(
     templates_dir
         A folder of templates searched before the shipped ones; the shipped ones stay
         reachable as ``default/<name>``.
-    rules_dirs
-        The rule folders the analysis used, for the rationale of overridden rules.
     limits
         Time and size bounds of each template's rendering.
 
@@ -77,7 +74,7 @@ def render_documents(
         raise AdvisorError(f"unknown document format {unknown[0]!r}; expected one of "
                            f"{', '.join(DOCUMENTS)}")
     env = make_environment(templates_dir, limits=limits)
-    context = document_context(analysis, rules_dirs=rules_dirs)
+    context = document_context(analysis)
     files: dict[str, str] = {}
     for fmt in DOCUMENTS:
         if fmt in formats:
@@ -115,7 +112,6 @@ def write_documents(
     formats: Sequence[str] = ("md", "html", "adr"),
     templates_dir: Path | None = None,
     force: bool = False,
-    rules_dirs: Iterable[Path] = (),
     limits: Limits = DEFAULT_LIMITS,
 ) -> list[Path]:
     """Render every file first, then write them all into ``out_dir``; return the paths.
@@ -125,6 +121,5 @@ def write_documents(
     """
     from advisor.safe_write import write_files
 
-    files = render_documents(analysis, formats, templates_dir, rules_dirs=rules_dirs,
-                             limits=limits)
+    files = render_documents(analysis, formats, templates_dir, limits=limits)
     return write_files(Path(out_dir), files, force=force)

@@ -12,7 +12,6 @@ from __future__ import annotations
 __all__ = ["chart_files", "document_context", "pros_and_cons"]
 
 import os
-from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,14 +36,17 @@ _SHORT = {"single_cluster": "one cluster", "per_site_clusters": "per site",
           "grouped_clusters": "grouped"}
 
 
-def document_context(analysis: Analysis, *, rules_dirs: Iterable[Path] = ()) -> dict[str, Any]:
-    """Everything a document template may read (see the module docstring)."""
+def document_context(analysis: Analysis) -> dict[str, Any]:
+    """Everything a document template may read (see the module docstring).
+
+    Rules come from the analysis, so the documents explain the same (possibly overridden)
+    rules that produced the findings.
+    """
     from advisor.recommend import report
-    from advisor.rules import load_rules
 
     rec = _portable(report(analysis), analysis)
     plan = plan_configuration(analysis)
-    rules = load_rules(rules_dirs)
+    rules = analysis.rules
     topology = analysis.loaded.topology
     chosen = next(o for o in rec.options if o.architecture == rec.architecture)
     context: dict[str, Any] = {
