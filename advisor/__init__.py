@@ -5,48 +5,58 @@ fast::
 
     from advisor import load_topology, recommend
     result = recommend(load_topology("topology.yaml"))
+
+The layers, from the bottom up (each imports only from those below it; ARCHITECTURE.md is
+the map): :mod:`advisor.errors`, :mod:`advisor.result` and :mod:`advisor.vocabulary`;
+:mod:`advisor.model`; :mod:`advisor.measurements`; :mod:`advisor.inputs`;
+:mod:`advisor.engine`; :mod:`advisor.rules`; :mod:`advisor.verdict`; :mod:`advisor.analysis`;
+:mod:`advisor.recommendation`; then :mod:`advisor.text`, :mod:`advisor.config`,
+:mod:`advisor.collect`, :mod:`advisor.sweep`, :mod:`advisor.documents`; :mod:`advisor.cli`.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from advisor._lazy import attach
+
+if TYPE_CHECKING:
+    from advisor.analysis import Analysis, analyse
+    from advisor.errors import AdvisorError
+    from advisor.inputs.loading import Limits, LoadedTopology, load_topology, parse_topology
+    from advisor.inputs.topology import Topology
+    from advisor.model.rtt import RttDistribution
+    from advisor.recommendation import recommend
+    from advisor.result import Recommendation
 
 __version__ = "0.1.0"
 __all__ = [
     "AdvisorError",
+    "Analysis",
     "Limits",
     "LoadedTopology",
     "Recommendation",
     "RttDistribution",
     "Topology",
+    "analyse",
     "load_topology",
     "parse_topology",
     "recommend",
 ]
 
-_HOMES = {
-    "AdvisorError": "advisor.errors",
-    "Limits": "advisor.loading",
-    "LoadedTopology": "advisor.loading",
-    "load_topology": "advisor.loading",
-    "parse_topology": "advisor.loading",
-    "Recommendation": "advisor.result",
-    "RttDistribution": "advisor.rtt",
-    "Topology": "advisor.topology",
-    "recommend": "advisor.recommend",
-}
-
-if TYPE_CHECKING:
-    from advisor.errors import AdvisorError
-    from advisor.loading import Limits, LoadedTopology, load_topology, parse_topology
-    from advisor.recommend import recommend
-    from advisor.result import Recommendation
-    from advisor.rtt import RttDistribution
-    from advisor.topology import Topology
-
-
-def __getattr__(name: str) -> Any:
-    if name in _HOMES:
-        return getattr(importlib.import_module(_HOMES[name]), name)
-    raise AttributeError(f"module 'advisor' has no attribute {name!r}")
+__getattr__, __dir__ = attach(
+    __name__,
+    attributes={
+        "AdvisorError": "errors",
+        "Analysis": "analysis",
+        "analyse": "analysis",
+        "Limits": "inputs.loading",
+        "LoadedTopology": "inputs.loading",
+        "load_topology": "inputs.loading",
+        "parse_topology": "inputs.loading",
+        "Recommendation": "result",
+        "RttDistribution": "model.rtt",
+        "Topology": "inputs.topology",
+        "recommend": "recommendation",
+    },
+)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 if TYPE_CHECKING:
-    from advisor.loading import LoadedTopology
+    from advisor.inputs.loading import LoadedTopology
 
 app = typer.Typer(
     name="advisor",
@@ -63,7 +63,7 @@ class SweepFormat(StrEnum):
 
 def _load(path: Path, root: Path | None, max_file_mb: float) -> LoadedTopology:
     """Load a topology with the command line's limits and measurement folder."""
-    from advisor.loading import Limits, load_topology
+    from advisor.inputs.loading import Limits, load_topology
 
     limits = Limits(measurement_bytes=int(max_file_mb * 2**20))
     return load_topology(path, limits, measurements_root=root)
@@ -143,8 +143,8 @@ def recommend(
     max_file_mb: MaxMbOpt = 200.0,
 ) -> None:
     """Recommend an architecture for each topology file, with its numbers and reasons."""
-    from advisor.recommend import recommend as run
-    from advisor.render import render_recommendations
+    from advisor.recommendation import recommend as run
+    from advisor.text.report import render_recommendations
 
     results = [
         run(_load(path, measurements_root, max_file_mb), rules_dirs=rules or ()) for path in files
@@ -192,9 +192,9 @@ def doc(
     max_file_mb: MaxMbOpt = 200.0,
 ) -> None:
     """Write the design document(s) and the configuration artifacts into a folder."""
+    from advisor.analysis import analyse
+    from advisor.documents.render import write_documents
     from advisor.errors import AdvisorError
-    from advisor.recommend import analyse
-    from advisor.report import write_documents
 
     chosen = [f.strip() for f in formats.split(",") if f.strip()]
     unknown = sorted(set(chosen) - {"md", "html", "adr"})
@@ -217,7 +217,7 @@ def validate(
     files: FilesArg, measurements_root: RootOpt = None, max_file_mb: MaxMbOpt = 200.0
 ) -> None:
     """Check topology files and the measurement files they name; list every error."""
-    from advisor.loading import Limits
+    from advisor.inputs.loading import Limits
     from advisor.validate import validate_files
 
     limits = Limits(measurement_bytes=int(max_file_mb * 2**20))
@@ -232,7 +232,7 @@ def validate(
 @_command()
 def schema() -> None:
     """Print the JSON Schema of topology.yaml, for editors and CI checks."""
-    from advisor.schema import topology_schema_json
+    from advisor.inputs.schema import topology_schema_json
 
     typer.echo(topology_schema_json())
 
@@ -244,8 +244,8 @@ def rules_command(
 ) -> None:
     """List the rules, or explain one with its rationale and references."""
     from advisor.errors import AdvisorError
-    from advisor.rules import load_rules
-    from advisor.rules_text import describe_rule, list_rules
+    from advisor.rules.pack import load_rules
+    from advisor.text.rules import describe_rule, list_rules
 
     pack = load_rules(rules or ())
     if rule_id is None:
@@ -272,10 +272,10 @@ def sweep(
     max_file_mb: MaxMbOpt = 200.0,
 ) -> None:
     """Show where the recommendation flips as one quantity varies: a table and a chart."""
-    from advisor.recommend import analyse
-    from advisor.sweep import parse_range
-    from advisor.sweep import sweep as run
-    from advisor.sweep_render import render_sweep, sweep_svg
+    from advisor.analysis import analyse
+    from advisor.sweep.grid import parse_range
+    from advisor.sweep.grid import sweep as run
+    from advisor.sweep.render import render_sweep, sweep_svg
 
     grid = parse_range(value_range)
     loaded = _load(file, measurements_root, max_file_mb)

@@ -7,9 +7,9 @@ __all__ = ["validate_files"]
 from collections.abc import Iterable
 from pathlib import Path
 
+from advisor.engine.evidence import gather_links
 from advisor.errors import AdvisorError
-from advisor.evidence import gather_links
-from advisor.loading import Limits, TopologyError, load_topology
+from advisor.inputs.loading import Limits, TopologyError, load_topology
 
 
 def validate_files(

@@ -2,63 +2,69 @@
 
 Recommend the viable option (no blocker) that needs the fewest clusters, then the lowest
 commit latency. When none is viable, recommend the least bad: the one whose blockers are the
-cheapest to remove (:data:`REMEDY_COST`: a routing or witness decision before bandwidth
-before physics), then the fewest clusters; and say what would have to change.
+cheapest to remove (each rule's ``remedy_cost`` in its YAML file: a routing or witness
+decision before bandwidth before physics), then the fewest clusters; and say what would have
+to change. :func:`rank` is that ordering, vectorised, so that a sweep asks the same question
+at every point of its grid.
 """
 
 from __future__ import annotations
 
-__all__ = ["choose", "summary", "what_would_change"]
+__all__ = ["blockers", "choose", "rank", "remedy_cost", "summary", "what_would_change"]
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from advisor import physics
-from advisor.options import Option
+import numpy as np
+import numpy.typing as npt
+
+from advisor.engine.metrics import Option
+from advisor.inputs.topology import Topology
+from advisor.model import physics
 from advisor.result import Finding, WhatIf
-from advisor.rules import Rule
-from advisor.topology import Topology
-
-_NAMES = {
-    "single_cluster": "one Galera cluster spanning every site",
-    "per_site_clusters": "a Galera cluster in each site, linked by asynchronous replication "
-    "with ProxySQL in front",
-    "grouped_clusters": "Galera clusters shared by nearby sites, linked asynchronously",
-}
-
-
-# When nothing is viable, how hard each kind of blocker is to remove: a design decision
-# (route a row's writes to its owner, add a witness site) is cheaper than more bandwidth,
-# which is cheaper than physics (latency set by distance cannot be tuned away).
-REMEDY_COST = {
-    "MULTI-SITE-WRITES-ASYNC": 1,
-    "QUORUM-SITE-LOSS": 1,
-    "QUORUM-NODE-LOSS": 1,
-    "BANDWIDTH": 2,
-    "COMMIT-LATENCY-SLO": 3,
-    "HOT-ROW-RATE": 3,
-}
-DEFAULT_REMEDY_COST = 2
+from advisor.rules.pack import Rule
+from advisor.vocabulary import ARCHITECTURES
 
 
 def blockers(option: Option, findings: Sequence[Finding]) -> list[Finding]:
+    """The findings of severity blocker under ``option``."""
     return [f for f in findings if f.option == option.architecture and f.severity == "blocker"]
 
 
-def remedy_cost(rule_ids: Iterable[str]) -> int:
-    """What it takes to remove these blocking rules (one count per rule id)."""
-    return sum(REMEDY_COST.get(rule, DEFAULT_REMEDY_COST) for rule in set(rule_ids))
+def remedy_cost(rule_ids: Iterable[str], rules: Mapping[str, Rule]) -> int:
+    """What it takes to remove these blocking rules: each distinct rule's ``remedy_cost``."""
+    return sum(rules[rule].remedy_cost for rule in set(rule_ids))
 
 
-def choose(options: Sequence[Option], findings: Sequence[Finding]) -> Option:
+def rank(
+    cost: npt.ArrayLike, clusters: npt.ArrayLike, commit_p50_ms: npt.ArrayLike
+) -> npt.NDArray[np.intp]:
+    """The chosen option's index at each point: the lowest remedy cost (0: viable), then the
+    fewest clusters, then the lowest commit p50; the first option on a tie.
+
+    Every argument has one row per option; ``cost`` and ``commit_p50_ms`` one column per point
+    (or none, for a single point), ``clusters`` one value per option.
+    """
+    cost_a = np.asarray(cost, dtype=float)
+    commit_a = np.broadcast_to(np.asarray(commit_p50_ms, dtype=float), cost_a.shape)
+    clusters_a = np.asarray(clusters, dtype=float).reshape((-1,) + (1,) * (cost_a.ndim - 1))
+    clusters_a = np.broadcast_to(clusters_a, cost_a.shape)
+    # lexsort sorts by the last key first and is stable, along the last axis: options last.
+    order = np.lexsort((commit_a.T, clusters_a.T, cost_a.T))
+    return np.asarray(order[..., 0], dtype=np.intp)
+
+
+def choose(
+    options: Sequence[Option], findings: Sequence[Finding], rules: Mapping[str, Rule]
+) -> Option:
     """The recommended option (see the module docstring)."""
-
-    def key(option: Option) -> tuple[int, int, float]:
-        cost = remedy_cost(f.rule for f in blockers(option, findings))
-        return (cost, len(option.clusters), option.commit_latency_ms.get("p50", 0.0))
-
-    viable = [o for o in options if not blockers(o, findings)]
-    return min(viable or options, key=key)
+    costs = [remedy_cost((f.rule for f in blockers(o, findings)), rules) for o in options]
+    index = rank(
+        costs,
+        [len(o.clusters) for o in options],
+        [o.commit_latency_ms.get("p50", 0.0) for o in options],
+    )
+    return options[int(index)]
 
 
 def _groups(option: Option) -> str:
@@ -73,21 +79,23 @@ def summary(
     chosen: Option,
     options: Sequence[Option],
     findings: Sequence[Finding],
-    rules: Mapping[str, Rule] | None = None,
+    rules: Mapping[str, Rule],
 ) -> str:
     """One paragraph in plain words: the decision, its main number, why not the others."""
     viable = not blockers(chosen, findings)
     commit = chosen.commit_latency_ms
     parts = []
     if viable:
-        parts.append(f"Recommended: {_NAMES[chosen.architecture]} ({_groups(chosen)}).")
+        parts.append(
+            f"Recommended: {ARCHITECTURES[chosen.architecture].title} ({_groups(chosen)})."
+        )
     else:
         parts.append(
             f"No option meets every requirement. The least bad is "
-            f"{_NAMES[chosen.architecture]} ({_groups(chosen)}), with "
+            f"{ARCHITECTURES[chosen.architecture].title} ({_groups(chosen)}), with "
             f"{len(blockers(chosen, findings))} blocker(s) left to resolve."
         )
-        remedies = _remedies(chosen, findings, rules or {})
+        remedies = _remedies(chosen, findings, rules)
         if remedies:
             parts.append(f"To make it viable: {'; '.join(remedies)}.")
     if commit:

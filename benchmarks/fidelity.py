@@ -25,7 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from advisor import physics, tcp
+from advisor.model import physics, tcp
 from benchmarks.cases import Row
 
 OFF_LIMIT = 0.25  # issue 6: rows off by more than this need a reason and a fix
@@ -151,7 +151,7 @@ def markdown(rows: Sequence[Row], calibration_dir: Path | None = None) -> str:
         lines += ["", f"### Rows off by more than {OFF_LIMIT:.0%}", ""]
         for r in summary.off:
             why = r.why or "no reason recorded with the case"
-            fix = known.get(r.case, "no fix recorded yet: investigate this case")
+            fix = r.known_wrong or known.get(r.case, "no fix recorded yet: investigate this case")
             lines.append(f"- **{_cell(r.case)}, {_cell(r.quantity)}** ({r.error:+.1%}). "
                          f"Why: {why}. What would fix it: {fix}.")
     return "\n".join(lines) + "\n"

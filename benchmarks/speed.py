@@ -59,10 +59,11 @@ import numpy as np
 import numpy.typing as npt
 import yaml
 
-from advisor import physics
+from advisor.analysis import analyse
 from advisor.measurements import parse_file
-from advisor.recommend import analyse, recommend
-from advisor.sweep import sweep
+from advisor.model import physics
+from advisor.recommendation import recommend
+from advisor.sweep.grid import sweep
 from benchmarks.parse_ping import write_log
 
 REPO = Path(__file__).resolve().parents[1]
@@ -279,8 +280,8 @@ def _peak_rss_mb() -> float:
 
 def child_many_sites(path: str) -> None:
     """In a fresh process: load and recommend ``path``, print timings and peak RSS as JSON."""
-    from advisor.loading import load_topology
-    from advisor.recommend import recommend
+    from advisor.inputs.loading import load_topology
+    from advisor.recommendation import recommend
 
     before_mb = _peak_rss_mb()
     start = time.perf_counter()
@@ -348,8 +349,8 @@ def many_sites(sizes: Sizes = FULL, *, profile: bool = True) -> list[Figure]:
 def _profiled(figure: Figure, path: Path, profile: bool) -> Figure:
     if not profile or figure.met is not False:
         return figure
-    from advisor.loading import load_topology
-    from advisor.recommend import recommend
+    from advisor.inputs.loading import load_topology
+    from advisor.recommendation import recommend
 
     return _with(figure, where_time_goes(None, lambda: recommend(load_topology(path))))
 

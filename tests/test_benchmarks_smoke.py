@@ -10,8 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from advisor import physics
-from advisor.loading import load_topology
+from advisor.inputs.loading import load_topology
+from advisor.model import physics
 from benchmarks import fidelity, speed
 from benchmarks.__main__ import main
 from benchmarks.cases import Row, rows
@@ -80,7 +80,7 @@ def test_every_calibration_row_off_by_more_than_25_percent_has_a_reason_and_a_fi
     known = fidelity.fixes()
     for row in fidelity.summarise(calibration).off:
         assert row.why, f"{row.case}: {row.quantity} is off by {row.error:+.0%} with no reason"
-        assert row.case in known, f"{row.case}: no fix recorded in benchmarks/fidelity.py"
+        assert row.case in known or row.known_wrong, f"{row.case}: no fix recorded"
 
 
 def test_every_calibration_case_has_rows(tmp_path, calibration):

@@ -12,7 +12,14 @@ from benchmarks.cases import rows
 ROWS = rows()
 
 
-@pytest.mark.parametrize("row", ROWS, ids=[f"{r.case}: {r.quantity}" for r in ROWS])
+def _param(row):
+    # A row the model is known to miss is a strict xfail: it fails once the model fits it, so
+    # the mark cannot outlive the fix.
+    marks = pytest.mark.xfail(reason=row.known_wrong, strict=True) if row.known_wrong else ()
+    return pytest.param(row, marks=marks, id=f"{row.case}: {row.quantity}")
+
+
+@pytest.mark.parametrize("row", [_param(r) for r in ROWS])
 def test_prediction_within_tolerance(row):
     assert abs(row.error) <= row.tolerance, (
         f"predicted {row.predicted:.3f} {row.unit}, measured {row.measured} ({row.error:+.1%})"

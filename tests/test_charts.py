@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from advisor import charts
+from advisor.documents import charts
 
 SVG = "{http://www.w3.org/2000/svg}"
 

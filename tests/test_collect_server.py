@@ -21,7 +21,7 @@ from advisor.collect.server import (
     server_info,
 )
 from advisor.errors import AdvisorError
-from advisor.provider_options import check_option
+from advisor.model.provider_options import check_option
 
 # wsrep_provider_options of MariaDB 10.11 + Debian's galera-4 26.4.23 (the integration cluster).
 PROVIDER_OPTIONS = (

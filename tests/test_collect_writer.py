@@ -17,7 +17,7 @@ from advisor.collect.server import server_info
 from advisor.collect.status import StatusSample, summarise_status
 from advisor.collect.writer import evidence_to_yaml, merge_into
 from advisor.errors import AdvisorError
-from advisor.loading import load_topology
+from advisor.inputs.loading import load_topology
 
 VARIABLES = {
     "version": "10.11.19-MariaDB-0+deb12u1-log", "version_comment": "Debian 12",

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from advisor import tcp
-from advisor.config import ConfigPlan, Setting, plan_configuration
-from advisor.config_model import cluster_labels, short_name
+from advisor.analysis import Analysis, analyse
+from advisor.config.model import cluster_labels, short_name
+from advisor.config.plan import ConfigPlan, Setting, plan_configuration
 from advisor.errors import AdvisorError
-from advisor.loading import parse_topology
-from advisor.recommend import Analysis, analyse
+from advisor.inputs.loading import parse_topology
+from advisor.model import tcp
 
 THREE_SITES = """
 name: t

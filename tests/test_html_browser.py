@@ -32,9 +32,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from advisor.recommend import analyse
-from advisor.report import render_documents
-from advisor.report_context import document_context
+from advisor.analysis import analyse
+from advisor.documents.context import document_context
+from advisor.documents.render import render_documents
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "examples").glob("*/topology.yaml"))

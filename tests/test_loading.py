@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from advisor.errors import AdvisorError
-from advisor.loading import Limits, TopologyError, load_topology, parse_topology
+from advisor.inputs.loading import Limits, TopologyError, load_topology, parse_topology
 
 GOOD = """
     name: t

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from advisor import physics
+from advisor.model import physics
 
 
 def test_fibre_speed_is_c_over_group_index():

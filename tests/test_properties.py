@@ -32,14 +32,14 @@ from hypothesis_profiles import examples
 from typer.testing import CliRunner
 
 from advisor.cli import app
+from advisor.engine.evidence import gather_links
 from advisor.errors import AdvisorError
-from advisor.evidence import gather_links
-from advisor.loading import parse_topology
+from advisor.inputs.loading import parse_topology
+from advisor.inputs.topology import MEDIA, Topology
 from advisor.measurements import FORMATS, ParsedMeasurement, parse_file, parse_measurement
-from advisor.recommend import recommend
-from advisor.render import to_json
-from advisor.rtt import RttDistribution
-from advisor.topology import MEDIA, Topology
+from advisor.model.rtt import RttDistribution
+from advisor.recommendation import recommend
+from advisor.text.report import to_json
 
 DATA = Path(__file__).parent / "data" / "measurements"
 SOURCE = "generated.yaml"

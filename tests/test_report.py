@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
+from advisor.analysis import Analysis, analyse
+from advisor.documents.filters import commented, md, ms, mysql_str, rate, size, sqlite_str
+from advisor.documents.render import Limits, render_documents, write_documents
 from advisor.errors import AdvisorError
-from advisor.loading import parse_topology
-from advisor.recommend import Analysis, analyse
-from advisor.report import Limits, render_documents, write_documents
-from advisor.report_filters import commented, md, ms, mysql_str, rate, size, sqlite_str
+from advisor.inputs.loading import parse_topology
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "examples").glob("*/topology.yaml"))

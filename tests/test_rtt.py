@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from advisor.rtt import RttDistribution, max_of, parse_percentile_key
+from advisor.model.rtt import RttDistribution, max_of, parse_percentile_key
 
 UNIFORM_0_10 = {"min": 0.0, "max": 10.0}
 

@@ -6,10 +6,10 @@ import textwrap
 
 import pytest
 
-from advisor.checks import CHECKS
-from advisor.loading import parse_topology
-from advisor.recommend import recommend
-from advisor.rules import load_rules
+from advisor.inputs.loading import parse_topology
+from advisor.recommendation import recommend
+from advisor.rules.pack import load_rules
+from advisor.rules.registry import CHECKS
 
 RULES = load_rules()
 STABLE = [

@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from advisor.loading import parse_topology
-from advisor.recommend import recommend
+from advisor.inputs.loading import parse_topology
+from advisor.recommendation import recommend
 
 
 def run(text: str):

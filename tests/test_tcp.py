@@ -12,8 +12,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from advisor.rtt import RttDistribution
-from advisor.tcp import (
+from advisor.model.rtt import RttDistribution
+from advisor.model.tcp import (
     bdp_bytes,
     one_way_ms,
     request_response_ms,

@@ -18,24 +18,22 @@ __all__ = [
     "merge_into",
 ]
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from advisor._lazy import attach
 
 if TYPE_CHECKING:
     from advisor.collect.api import CollectedEvidence, collect
     from advisor.collect.connection import ConnectionSettings
     from advisor.collect.writer import evidence_to_yaml, merge_into
 
-_HOME = {
-    "CollectedEvidence": "advisor.collect.api",
-    "collect": "advisor.collect.api",
-    "ConnectionSettings": "advisor.collect.connection",
-    "evidence_to_yaml": "advisor.collect.writer",
-    "merge_into": "advisor.collect.writer",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _HOME:
-        return getattr(importlib.import_module(_HOME[name]), name)
-    raise AttributeError(f"module 'advisor.collect' has no attribute {name!r}")
+__getattr__, __dir__ = attach(
+    __name__,
+    attributes={
+        "CollectedEvidence": "api",
+        "collect": "api",
+        "ConnectionSettings": "connection",
+        "evidence_to_yaml": "writer",
+        "merge_into": "writer",
+    },
+)

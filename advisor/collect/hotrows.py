@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 # Long enough that whole-second timestamps and pacing jitter average out, short enough to
 # catch a burst that lasts a few seconds.
 DEFAULT_WINDOW_S = 10
-# HotRow.name in advisor.topology allows 256 characters.
+# HotRow.name in advisor.inputs.topology allows 256 characters.
 _MAX_NAME_CHARS = 256
 # Rows kept for the peak computation: the most modified ones by total.
 _MAX_CANDIDATES = 5000

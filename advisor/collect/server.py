@@ -24,7 +24,7 @@ from advisor.errors import AdvisorError
 Flavor = Literal["mariadb", "pxc", "codership"]
 OptionValue = int | float | str
 
-# The provider options advisor's model reads (advisor/provider_options.py), plus the socket
+# The provider options advisor's model reads (advisor/model/provider_options.py), plus the socket
 # buffers that cap one TCP stream per RTT (../shared/reference/galera.md section 1e).
 MODEL_OPTIONS = (
     "evs.send_window", "evs.user_send_window", "evs.keepalive_period", "evs.suspect_timeout",

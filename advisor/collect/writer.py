@@ -345,7 +345,7 @@ def merge_into(path: Path, evidence: CollectedEvidence) -> None:
     Everything outside those two sections is kept byte for byte, comments included; inside
     them, the keys collect measures are replaced and the others kept.
     """
-    from advisor.loading import Limits, parse_topology, read_text_file
+    from advisor.inputs.loading import Limits, parse_topology, read_text_file
 
     path = Path(path)
     if not path.exists():

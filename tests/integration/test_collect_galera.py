@@ -231,7 +231,7 @@ def _run_cli(node: Node, topology: Path) -> object:
 
 
 def _check_recommend_accepts(topology: Path) -> None:
-    from advisor.loading import load_topology
+    from advisor.inputs.loading import load_topology
 
     load_topology(topology)
     try:

@@ -1,0 +1,191 @@
+"""The configuration plan as plain data, and the names it gives hosts, clusters and files.
+
+Models only (see :mod:`advisor.config.plan` for how a plan is computed). Every value is a
+:class:`Setting` with a ``reason``. Host names are placeholders made from site names
+(``paris-1-db1``); file names go through :func:`advisor.safe_write.safe_name`.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AsyncChannel",
+    "AsyncLinkPlan",
+    "ClusterPlan",
+    "ConfigPlan",
+    "Flavor",
+    "GarbdPlan",
+    "OsPlan",
+    "PlanContext",
+    "ProxySQLPlan",
+    "Row",
+    "Setting",
+    "SitePlan",
+    "cluster_labels",
+    "hosts",
+    "short_name",
+]
+
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from advisor.analysis import Analysis
+    from advisor.engine.metrics import Option
+    from advisor.result import Finding
+
+Value = str | int | float
+Flavor = Literal["mariadb", "pxc", "codership"]
+
+
+class _Plan(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Setting(_Plan):
+    """One value to set and why; ``raw`` values are SQL keywords, written unquoted."""
+
+    name: str
+    value: Value
+    reason: str
+    raw: bool = False
+
+
+class Row(_Plan):
+    """One row of a ProxySQL table: its columns in order, and why the row exists."""
+
+    columns: list[Setting]
+    reason: str
+    active: bool = True  # False: written commented out, for the operator to adapt
+
+
+class SitePlan(_Plan):
+    """The Galera settings of one site's nodes (one file, a drop-in for every node there)."""
+
+    site: str
+    segment: int
+    hosts: list[str]
+    file: str
+    provider_options: list[Setting]  # the whole wsrep_provider_options of this site's nodes
+    per_node: dict[str, list[Setting]] = {}  # host -> settings that differ between nodes
+
+
+class GarbdPlan(_Plan):
+    site: str
+    host: str
+    file: str
+    settings: list[Setting]  # GALERA_NODES, GALERA_GROUP, GALERA_OPTIONS
+    reason: str
+
+
+class ClusterPlan(_Plan):
+    name: str  # wsrep_cluster_name, also the cluster's label in file names
+    index: int
+    sites: list[str]
+    spans_sites: bool
+    writer_site: str
+    writer_host: str
+    server: list[Setting]  # [mysqld] settings, the same on every node of the cluster
+    provider_options: list[Setting]  # the part of wsrep_provider_options common to all sites
+    site_plans: list[SitePlan]
+    garbd: GarbdPlan | None = None
+    hostgroups: dict[str, int] = {}  # writer, backup_writer, reader, offline
+
+
+class AsyncChannel(_Plan):
+    name: str
+    source_cluster: str
+    replica_cluster: str
+    source_host: str
+    replica_host: str
+    options: list[Setting]  # CHANGE MASTER / CHANGE REPLICATION SOURCE options, in order
+    failover_sources: list[Setting] = []  # MySQL: source host -> weight
+    reason: str
+
+
+class AsyncLinkPlan(_Plan):
+    clusters: tuple[str, str]
+    sites: tuple[str, str]
+    file: str
+    variant: Literal["mariadb", "mysql"]
+    rtt_p50_ms: float
+    lag_p99_ms: float
+    channels: list[AsyncChannel]
+    user: list[Setting]  # the replication account, created on each source cluster
+    notes: list[str]
+
+
+class ProxySQLPlan(_Plan):
+    file: str
+    servers: list[Row]
+    galera_hostgroups: list[Row]
+    query_rules: list[Row]
+    users: list[Row]
+    variables: list[Setting]
+    notes: list[str]
+
+
+class OsPlan(_Plan):
+    file: str
+    settings: list[Setting]
+    notes: list[str]
+
+
+class ConfigPlan(_Plan):
+    topology: str
+    architecture: str
+    flavor: Flavor
+    placeholder_note: str
+    clusters: list[ClusterPlan]
+    proxysql: ProxySQLPlan
+    async_links: list[AsyncLinkPlan]
+    os: OsPlan
+
+    def files(self) -> list[str]:
+        """Every artifact file the plan describes, in a stable order."""
+        names = [s.file for c in self.clusters for s in c.site_plans]
+        names += [c.garbd.file for c in self.clusters if c.garbd]
+        names += [self.proxysql.file, *(a.file for a in self.async_links), self.os.file]
+        return names
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    """What the plan's parts read: the analysis, the option, names and writer sites."""
+
+    analysis: Analysis
+    option: Option
+    labels: list[str]  # cluster names, by cluster index
+    writer_sites: list[str]  # the ProxySQL writer's site, by cluster index
+
+    @property
+    def flavor(self) -> Flavor:
+        return self.analysis.loaded.topology.galera.flavor
+
+    def findings(self, rule: str) -> list[Finding]:
+        """Findings of ``rule`` under this option."""
+        return [f for f in self.analysis.findings
+                if f.rule == rule and f.option == self.option.architecture]
+
+    def hosts(self, site: str) -> list[str]:
+        return hosts(site, self.analysis.loaded.topology.site(site).nodes)
+
+
+def short_name(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, a checksum keeping cut names distinct."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 9]}-{zlib.crc32(text.encode()):08x}"
+
+
+def cluster_labels(groups: Sequence[Sequence[str]]) -> list[str]:
+    """A name per cluster: its sites joined by ``_``, cut to 48 characters."""
+    return [short_name("_".join(group), 48) for group in groups]
+
+
+def hosts(site: str, nodes: int) -> list[str]:
+    """Placeholder host names of a site's data nodes: ``paris-1-db1``, ``paris-1-db2``..."""
+    return [f"{site}-db{n}" for n in range(1, nodes + 1)]

@@ -1,0 +1,154 @@
+"""The configuration plan: what to set on which host, and why, for one analysed option.
+
+:func:`plan_configuration` turns an :class:`~advisor.analysis.Analysis` into a
+:class:`~advisor.config.model.ConfigPlan` of plain data that the artifact templates render:
+Galera settings per cluster and site (:mod:`advisor.config.galera`), garbd when the plan has
+an arbitrator, ProxySQL, the asynchronous channels between clusters and the OS settings
+(:mod:`advisor.config.network`). Every value is a :class:`~advisor.config.model.Setting`
+whose ``reason`` says where it comes from: a measured RTT, a rule's finding, a vendor's
+default or recipe. Host names (``paris-1-db1``) are placeholders made from site names.
+
+>>> from advisor.analysis import analyse                     # doctest: +SKIP
+>>> plan = plan_configuration(analyse("examples/paris-frankfurt/topology.yaml"))  # +SKIP
+>>> [(s.name, s.value) for s in plan.clusters[0].site_plans[0].provider_options][:1]  # +SKIP
+[('gmcast.segment', 0)]
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AsyncChannel",
+    "AsyncLinkPlan",
+    "ClusterPlan",
+    "ConfigPlan",
+    "GarbdPlan",
+    "OsPlan",
+    "ProxySQLPlan",
+    "Row",
+    "Setting",
+    "SitePlan",
+    "plan_configuration",
+]
+
+from typing import TYPE_CHECKING
+
+from advisor.config import galera, network
+from advisor.config.model import (
+    AsyncChannel,
+    AsyncLinkPlan,
+    ClusterPlan,
+    ConfigPlan,
+    GarbdPlan,
+    OsPlan,
+    PlanContext,
+    ProxySQLPlan,
+    Row,
+    Setting,
+    SitePlan,
+    cluster_labels,
+)
+from advisor.errors import AdvisorError
+from advisor.safe_write import safe_name
+
+if TYPE_CHECKING:
+    from advisor.analysis import Analysis
+    from advisor.engine.metrics import Option
+
+# gmcast.segment is an integer from 0 to 255 (galera.md 1f).
+_MAX_SEGMENTS = 256
+
+
+def plan_configuration(analysis: Analysis, option: Option | str | None = None) -> ConfigPlan:
+    """The configuration plan for ``option`` (default: the recommended one).
+
+    Parameters
+    ----------
+    analysis
+        What :func:`advisor.analysis.analyse` returned.
+    option
+        One of ``analysis.options``, or its architecture name (``"per_site_clusters"``).
+
+    Raises
+    ------
+    AdvisorError
+        An unknown option, a cluster over more than 256 sites (one ``gmcast.segment`` each),
+        or a provider option from topology.yaml that cannot be written into the option string.
+    """
+    chosen = _pick(analysis, option)
+    labels = cluster_labels(chosen.groups)
+    writers = [_writer_site(chosen, i) for i in range(len(chosen.clusters))]
+    ctx = PlanContext(analysis, chosen, labels, writers)
+    async_links = network.async_links(ctx)
+    incoming = {label: sum(1 for link in async_links for channel in link.channels
+                           if channel.replica_cluster == label) for label in labels}
+    garbd_count = sum(1 for c in chosen.clusters if c.arbitrator)
+    clusters = [_cluster(ctx, i, incoming[labels[i]], garbd_count)
+                for i in range(len(chosen.clusters))]
+    topology = analysis.loaded.topology
+    example = next((s.hosts[0] for c in clusters for s in c.site_plans if s.hosts), "db1")
+    return ConfigPlan(
+        topology=topology.name, architecture=chosen.architecture, flavor=ctx.flavor,
+        placeholder_note=(f"Host names such as {example} are placeholders made from site "
+                          "names, and <password> marks a secret to choose: replace both."),
+        clusters=clusters, proxysql=network.proxysql_plan(ctx, clusters),
+        async_links=async_links, os=network.os_plan(ctx),
+    )
+
+
+def _pick(analysis: Analysis, option: Option | str | None) -> Option:
+    if option is None:
+        return analysis.chosen
+    if not isinstance(option, str):
+        return option
+    return analysis.option(option)
+
+
+def _writer_site(option: Option, index: int) -> str:
+    """The site of the cluster's one writer: the owner of most hot rows, else the first."""
+    cluster = option.clusters[index]
+    candidates = list(cluster.writers) or list(cluster.sites)
+    owned = {s: sum(1 for r in option.hot_rows if r.cluster == index and r.owner == s)
+             for s in candidates}
+    return max(candidates, key=lambda s: (owned[s], -candidates.index(s)))
+
+
+def _cluster(ctx: PlanContext, index: int, incoming: int, garbd_count: int) -> ClusterPlan:
+    cluster = ctx.option.clusters[index]
+    label = ctx.labels[index]
+    if len(cluster.members) > _MAX_SEGMENTS:
+        raise AdvisorError(
+            f"cluster {label} spans {len(cluster.members)} sites but gmcast.segment allows "
+            f"{_MAX_SEGMENTS} segments (0 to 255): split it into several clusters")
+    hosts = {site: ctx.hosts(site) for site in cluster.sites}
+    address = [host for site in cluster.sites for host in hosts[site]]
+    segments = {site: n for n, site in enumerate(cluster.members)}
+    spans = len(cluster.members) > 1
+    common = galera.provider_options(ctx, index)
+    per_node = galera.per_node_settings(ctx, index, address)
+    sites = [SitePlan(
+        site=site, segment=segments[site], hosts=hosts[site],
+        file=_galera_file(label, site, len(cluster.sites)),
+        provider_options=galera.site_options(ctx, site, segments[site], spans) + common,
+        per_node={h: per_node[h] for h in hosts[site] if h in per_node},
+    ) for site in cluster.sites]
+    garbd = None
+    if cluster.arbitrator:
+        file = ("config/garbd.conf" if garbd_count == 1
+                else f"config/garbd-{safe_name(label)}.conf")
+        garbd = galera.garbd_plan(ctx, cluster, label, address, segments[cluster.arbitrator],
+                                  common, file)
+    writer = ctx.writer_sites[index]
+    return ClusterPlan(
+        name=label, index=index, sites=list(cluster.sites), spans_sites=spans,
+        writer_site=writer, writer_host=hosts[writer][0] if hosts.get(writer) else "",
+        server=galera.server_settings(ctx, index, label, address, incoming),
+        provider_options=common, site_plans=sites, garbd=garbd,
+        hostgroups=network.hostgroups(index),
+    )
+
+
+def _galera_file(label: str, site: str, sites: int) -> str:
+    """``config/galera-<cluster>.cnf``, or one file per site when the cluster spans sites."""
+    if sites == 1:
+        return f"config/galera-{safe_name(label)}.cnf"
+    return f"config/galera-{safe_name(label)}.{safe_name(site)}.cnf"

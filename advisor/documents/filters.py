@@ -1,0 +1,161 @@
+"""Jinja2 filters of the document templates: numbers with units, and escaping per format.
+
+Numbers are written the way a DBA reads them (``9.8 ms``, ``1,500/s``, ``48 %``). Text from
+the user (site and hot row names, descriptions, messages quoting them) is escaped for the
+place it lands: a Markdown table cell, a configuration comment, an SQL string, a Mermaid
+label. HTML is escaped by the environment's autoescape.
+"""
+
+from __future__ import annotations
+
+__all__ = ["FILTERS"]
+
+import re
+import textwrap
+from collections.abc import Callable
+from typing import Any
+
+from advisor.vocabulary import ARCHITECTURES
+
+_MD_SPECIAL = re.compile(r"([\\`*\[\]|<>#])")
+_WHITESPACE = re.compile(r"\s+")
+
+
+def ms(value: float | None, digits: int | None = None) -> str:
+    """A duration in milliseconds: 3 significant figures below 100 ms, whole ms above."""
+    if value is None:
+        return "n/a"
+    if digits is not None:
+        return f"{value:.{digits}f} ms"
+    if value >= 100:
+        return f"{value:,.0f} ms"
+    if value >= 10:
+        return f"{value:.1f} ms"
+    if value >= 1:
+        return f"{value:.2f} ms"
+    return f"{value:.3f} ms"
+
+
+def rate(value: float | None) -> str:
+    """A rate per second: ``1,500/s``, ``64.4/s``, ``0.52/s``."""
+    if value is None:
+        return "n/a"
+    if value >= 100:
+        return f"{value:,.0f}/s"
+    return f"{value:.3g}/s"
+
+
+def pct(value: float | None, digits: int = 0) -> str:
+    """A fraction as a percentage: 0.48 -> ``48 %``."""
+    return "n/a" if value is None else f"{value * 100:.{digits}f} %"
+
+
+def number(value: float | None, digits: int = 1) -> str:
+    """A plain number with thousands separators."""
+    if value is None:
+        return "n/a"
+    return f"{value:,.{digits}f}" if digits else f"{value:,.0f}"
+
+
+def size(value: float | None) -> str:
+    """Bytes in the unit people use: ``1,800 bytes``, ``48 KB``, ``20 MB`` (10^3 steps)."""
+    if value is None:
+        return "n/a"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if value >= 10 * scale:
+            return f"{value / scale:,.0f} {unit}"
+    return f"{value:,.0f} bytes"
+
+
+def one_line(value: Any) -> str:
+    """Text on one line: every run of whitespace (newlines included) becomes one space."""
+    return _WHITESPACE.sub(" ", str(value)).strip()
+
+
+def commented(value: Any, prefix: str = "# ", width: int = 99) -> str:
+    """Text as comment lines of at most ``width`` characters (long words kept whole)."""
+    lines = textwrap.wrap(one_line(value), width=max(width - len(prefix) - 2, 20),
+                          break_long_words=False, break_on_hyphens=False) or [""]
+    return "\n".join([prefix + lines[0], *(prefix + "  " + line for line in lines[1:])])
+
+
+def md(value: Any) -> str:
+    """Inline Markdown text: one line, no HTML, no links, no table breaks, no code spans."""
+    text = one_line(value).replace("&", "&amp;")
+    return _MD_SPECIAL.sub(lambda m: {"<": "&lt;", ">": "&gt;"}.get(m.group(1), "\\" + m.group(1)),
+                           text)
+
+
+def comment(value: Any) -> str:
+    """Text for a ``#`` or ``--`` comment: one line, so it cannot start a new setting."""
+    return one_line(value)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+def sqlite_str(value: Any) -> str:
+    """An SQL string literal for ProxySQL's admin interface (SQLite: quotes doubled).
+
+    SQLite has no escapes: control characters (newlines) become a space, so that a literal
+    stays on its line, even in a commented-out statement.
+    """
+    text = _CONTROL.sub(" ", str(value))
+    return "'" + text.replace("'", "''") + "'"
+
+
+def mysql_str(value: Any) -> str:
+    """An SQL string literal for MySQL and MariaDB (backslash and quote escaped)."""
+    text = str(value).replace("\x00", "").replace("\\", "\\\\").replace("'", "\\'")
+    return "'" + text.replace("\n", "\\n").replace("\r", "\\r") + "'"
+
+
+def sql_value(value: Any, dialect: str = "mysql", raw: bool = False) -> str:
+    """A setting's value in SQL: numbers as they are, keywords raw, text as a literal."""
+    if raw or (isinstance(value, int | float) and not isinstance(value, bool)):
+        return str(value)
+    return sqlite_str(value) if dialect == "sqlite" else mysql_str(value)
+
+
+def mermaid(value: Any) -> str:
+    """A Mermaid node or edge label: quotes and angle brackets as entities."""
+    text = one_line(value)
+    for char, entity in (('"', "#quot;"), ("<", "#lt;"), (">", "#gt;")):
+        text = text.replace(char, entity)
+    return text
+
+
+def arch(value: str) -> str:
+    """An architecture id in words."""
+    words = ARCHITECTURES.get(value)  # type: ignore[call-overload]
+    return words.phrase if words else value
+
+
+def explain(rows: Any) -> list[tuple[Any, list[Any]]]:
+    """Rows with the columns whose reason was not given yet: each reason is said once."""
+    seen: set[tuple[str, str]] = set()
+    result = []
+    for row in rows:
+        fresh = [c for c in row.columns if (c.name, c.reason) not in seen]
+        seen.update((c.name, c.reason) for c in row.columns)
+        result.append((row, fresh))
+    return result
+
+
+FILTERS: dict[str, Callable[..., Any]] = {
+    "arch": arch,
+    "comment": comment,
+    "commented": commented,
+    "explain": explain,
+    "md": md,
+    "mermaid": mermaid,
+    "ms": ms,
+    "mysql_str": mysql_str,
+    "number": number,
+    "one_line": one_line,
+    "pct": pct,
+    "rate": rate,
+    "size": size,
+    "sql_value": sql_value,
+    "sqlite_str": sqlite_str,
+}

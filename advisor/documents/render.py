@@ -1,0 +1,130 @@
+"""Design documents and configuration artifacts, rendered from Jinja2 templates.
+
+:func:`render_documents` renders everything in memory (documents, SVG charts, configuration
+files) and :func:`write_documents` writes it all at once through
+:func:`advisor.safe_write.write_files`, so that a failing template writes nothing. Templates
+run sandboxed with a time limit (:mod:`advisor.documents.environment`); what they read is plain data
+(:mod:`advisor.documents.context`): the Recommendation, the configuration plan, the rules'
+rationale and the charts.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "DOCUMENTS",
+    "Limits",
+    "default_templates_dir",
+    "render_documents",
+    "write_documents",
+]
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from advisor.documents.environment import (
+    Limits,
+    default_templates_dir,
+    make_environment,
+    render_template,
+)
+from advisor.errors import AdvisorError
+
+if TYPE_CHECKING:
+    from advisor.analysis import Analysis
+
+DEFAULT_LIMITS = Limits()
+# Document format -> (template, file written).
+DOCUMENTS = {
+    "md": ("design.md.j2", "design.md"),
+    "html": ("design.html.j2", "design.html"),
+    "adr": ("adr.md.j2", "adr.md"),
+}
+
+
+def render_documents(
+    analysis: Analysis,
+    formats: Sequence[str] = ("md", "html", "adr"),
+    templates_dir: Path | None = None,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+) -> dict[str, str]:
+    """Every file of the design document, relative name -> content.
+
+    Parameters
+    ----------
+    analysis
+        What :func:`advisor.analysis.analyse` returned.
+    formats
+        Documents to render: ``md`` (design.md, with its SVG charts under ``charts/``),
+        ``html`` (design.html, self-contained) and ``adr`` (adr.md, MADR layout). The
+        configuration artifacts under ``config/`` are always rendered.
+    templates_dir
+        A folder of templates searched before the shipped ones; the shipped ones stay
+        reachable as ``default/<name>``.
+    limits
+        Time and size bounds of each template's rendering.
+
+    Raises
+    ------
+    AdvisorError
+        An unknown format, or a template that fails, names an undefined value, leaves the
+        sandbox or passes a limit.
+    """
+    from advisor.documents.context import chart_files, document_context
+
+    unknown = [f for f in formats if f not in DOCUMENTS]
+    if unknown:
+        raise AdvisorError(f"unknown document format {unknown[0]!r}; expected one of "
+                           f"{', '.join(DOCUMENTS)}")
+    env = make_environment(templates_dir, limits=limits)
+    context = document_context(analysis)
+    files: dict[str, str] = {}
+    for fmt in DOCUMENTS:
+        if fmt in formats:
+            template, name = DOCUMENTS[fmt]
+            files[name] = render_template(env, template, context)
+    if "md" in formats:
+        files.update(chart_files(context))
+    files.update(_artifacts(env, context))
+    return files
+
+
+def _artifacts(env: Any, context: dict[str, Any]) -> dict[str, str]:
+    plan = context["plan"]
+    base = {"plan": plan, "topology": context["topology"]}
+    files = {}
+    for cluster in plan.clusters:
+        for site in cluster.site_plans:
+            files[site.file] = render_template(env, "config/galera.cnf.j2",
+                                               {**base, "cluster": cluster, "site": site})
+        if cluster.garbd is not None:
+            files[cluster.garbd.file] = render_template(env, "config/garbd.conf.j2",
+                                                        {**base, "cluster": cluster})
+    files[plan.proxysql.file] = render_template(env, "config/proxysql.sql.j2", base)
+    for link in plan.async_links:
+        files[link.file] = render_template(env, "config/async-replication.sql.j2",
+                                           {**base, "link": link})
+    files[plan.os.file] = render_template(env, "config/sysctl.conf.j2", base)
+    return files
+
+
+def write_documents(
+    analysis: Analysis,
+    out_dir: Path,
+    *,
+    formats: Sequence[str] = ("md", "html", "adr"),
+    templates_dir: Path | None = None,
+    force: bool = False,
+    limits: Limits = DEFAULT_LIMITS,
+) -> list[Path]:
+    """Render every file first, then write them all into ``out_dir``; return the paths.
+
+    Nothing is written when rendering fails. Files the tool did not write are not replaced
+    unless ``force`` (see :func:`advisor.safe_write.write_files`).
+    """
+    from advisor.safe_write import write_files
+
+    files = render_documents(analysis, formats, templates_dir, limits=limits)
+    return write_files(Path(out_dir), files, force=force)

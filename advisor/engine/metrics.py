@@ -1,0 +1,166 @@
+"""What the engine computes for each candidate architecture, as plain frozen data.
+
+An :class:`Option` is a partition of the data sites into Galera clusters, evaluated: per
+cluster (:class:`ClusterEval`) the commit latency draws at every writer site, quorum under
+failures, the arbitrator placed and the send-window limit; per option the hot rows
+(:class:`HotRowEval`), the asynchronous links between clusters (:class:`AsyncLink`) and the
+closed-loop throughput (:class:`Throughput`). No judgement: the rules judge these.
+
+Glossary: ``*_ms`` latencies [ms], ``*_per_s`` rates [1/s]; a ``Percentiles`` maps FORMAT.md's
+keys (``p50``, ``p95``, ``p99``, ``p999``, ``max``) to values of Monte Carlo draws.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "REPORTED",
+    "AsyncLink",
+    "ClusterEval",
+    "HotRowEval",
+    "LimitedBy",
+    "Option",
+    "Percentiles",
+    "Throughput",
+    "summarise",
+]
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from advisor.engine.evidence import LinkEvidence
+from advisor.inputs.topology import HotRow
+from advisor.model import galera, quorum
+from advisor.vocabulary import Architecture
+
+FloatArray = npt.NDArray[np.float64]
+LimitedBy = Literal["send window", "commit latency"]
+Percentiles = dict[str, float]
+REPORTED = ("p50", "p95", "p99", "p999", "max")
+_LEVELS = {"p50": 50, "p95": 95, "p99": 99, "p999": 99.9, "max": 100}
+
+
+def summarise(draws: FloatArray, keys: Sequence[str] = REPORTED) -> Percentiles:
+    """Percentiles of Monte Carlo draws [ms], keys as in FORMAT.md, rounded to 0.1 us."""
+    values = np.percentile(draws, [_LEVELS[k] for k in keys])
+    return {k: round(float(v), 4) for k, v in zip(keys, values, strict=True)}
+
+
+def worst(per_site: Sequence[Mapping[str, float]]) -> Percentiles:
+    """Key by key, the worst of several percentile maps (empty when there are none)."""
+    return {k: max(p[k] for p in per_site) for k in REPORTED} if per_site else {}
+
+
+@dataclass(frozen=True)
+class ClusterEval:
+    """One Galera cluster of an option, evaluated."""
+
+    sites: tuple[str, ...]  # sites with data nodes
+    arbitrator: str | None  # where garbd runs, if the plan needs one
+    writers: tuple[str, ...]  # sites whose applications write into this cluster
+    commit_ms: Mapping[str, FloatArray]  # writer site -> commit latency draws [ms]
+    commit_by_site_ms: Mapping[str, Percentiles]  # writer site -> percentiles of those draws
+    site_failures: tuple[quorum.Failure, ...]
+    node_failures: tuple[quorum.Failure, ...]
+    links: tuple[LinkEvidence, ...]  # inter-site links inside the cluster (garbd's included)
+    user_send_window: int
+    local_commit_ms: float
+    window_limit_commits_per_s: float
+    arbitrator_cost_ms: float = 0.0  # what the garbd adds to the worst commit p50
+    unfixable_by_arbitrator: bool = False
+
+    @property
+    def members(self) -> tuple[str, ...]:
+        """The data sites, then the arbitrator's site when it holds no data node."""
+        extra = self.arbitrator if self.arbitrator and self.arbitrator not in self.sites else None
+        return self.sites + ((extra,) if extra else ())
+
+    def commit_percentiles(self, site: str | None = None) -> Percentiles:
+        """Commit latency at ``site`` or, by default, the worst writer site for each key."""
+        if site is not None:
+            return dict(self.commit_by_site_ms[site])
+        return worst(list(self.commit_by_site_ms.values()))
+
+    @property
+    def safe_period_ms(self) -> float:
+        """How often safe_seq advances: the worst writer's commit p50 less local work."""
+        return safe_period_ms(self.commit_percentiles(), self.local_commit_ms)
+
+
+def safe_period_ms(commit: Mapping[str, float], local_commit_ms: float) -> float:
+    """The commit round a send window waits for [ms]: commit p50 less local work."""
+    return max(commit.get("p50", local_commit_ms) - local_commit_ms, 1e-3)
+
+
+@dataclass(frozen=True)
+class AsyncLink:
+    """Asynchronous replication between two clusters, over their nearest site pair."""
+
+    clusters: tuple[int, int]
+    sites: tuple[str, str]
+    rtt_ms: Percentiles
+    lag_ms: Percentiles
+
+
+@dataclass(frozen=True)
+class HotRowEval:
+    """A hot row under one option: its owner cluster, commit latency, bound and conflicts."""
+
+    row: HotRow
+    writer_sites: tuple[str, ...]
+    owner: str  # the site that owns the row (first writer site)
+    cluster: int  # index of the owner's cluster
+    commit_ms: Percentiles  # at the worst writer site of the owner cluster
+    spans_clusters: bool
+    routed_rtt_ms: Mapping[str, float] = field(default_factory=dict)  # writer -> RTT to owner
+    conflicts_per_s: float = 0.0
+
+    @property
+    def bound_p50_per_s(self) -> float:
+        """Callaghan's bound at the median commit [updates/s]."""
+        return float(galera.callaghan_bound_per_s(self.commit_ms["p50"]))
+
+    @property
+    def bound_p99_per_s(self) -> float:
+        """Callaghan's bound at the p99 commit [updates/s]."""
+        return float(galera.callaghan_bound_per_s(self.commit_ms["p99"]))
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """Closed-loop throughput of the workload's clients under an option."""
+
+    commits_per_s: float
+    txn_latency_ms: Percentiles  # p50 and p95 of a transaction, think time excluded
+    limited_by: LimitedBy
+
+
+@dataclass(frozen=True)
+class Option:
+    """One candidate architecture, evaluated."""
+
+    architecture: Architecture
+    groups: tuple[tuple[str, ...], ...]
+    clusters: tuple[ClusterEval, ...]
+    hot_rows: tuple[HotRowEval, ...] = ()
+    async_links: tuple[AsyncLink, ...] = ()
+    throughput: Throughput | None = None
+
+    @property
+    def commit_latency_ms(self) -> Percentiles:
+        """Key by key, the worst commit latency over every writer site of every cluster."""
+        return worst([c.commit_percentiles() for c in self.clusters if c.commit_ms])
+
+    @property
+    def data_at_risk_s(self) -> float | None:
+        """The p99 lag of the slowest asynchronous link [s]: what a site loss may lose."""
+        if not self.async_links:
+            return None
+        return max(link.lag_ms["p99"] for link in self.async_links) / 1000.0
+
+    def cluster_of(self, site: str) -> int:
+        """The index of the cluster holding ``site``."""
+        return next(i for i, g in enumerate(self.groups) if site in g)

@@ -1,0 +1,453 @@
+"""Read ``topology.yaml`` into a validated :class:`~advisor.inputs.topology.Topology`.
+
+PyYAML composes the document into nodes that carry their line and column; we build the plain
+Python data ourselves from those nodes, remembering where every key and value sat, so that a
+pydantic error location such as ``("sites", 1, "nodes")`` becomes
+``topology.yaml:14:12: sites[1].nodes: must be >= 0, got -2``.
+
+Building the data ourselves also bounds it: aliases are expanded by us, so an alias bomb
+(a billion laughs) stops at :data:`Limits.yaml_nodes`, and self-referencing aliases or deep
+nesting stop at :data:`Limits.yaml_depth`. Only YAML's safe scalar types are constructed.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Limits", "LoadedTopology", "TopologyError", "load_topology", "parse_topology"]
+
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+import numpy as np
+import yaml
+from pydantic import ValidationError
+
+from advisor.errors import AdvisorError, Location
+from advisor.inputs.topology import FieldError, Topology
+
+KeyPath = tuple[str | int, ...]
+_YAML12_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+$")
+# The tags of YAML's safe schema; any other (!!python/object/apply:..., !custom) is refused.
+_SAFE_TAGS = frozenset(tag for tag in yaml.SafeLoader.yaml_constructors if tag is not None)
+Positions = dict[KeyPath, tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on what the loader accepts; raise them where a real topology needs more."""
+
+    file_bytes: int = 10 * 2**20  # a topology is a few KB; 10 MB is generous
+    yaml_nodes: int = 1_000_000  # after alias expansion
+    yaml_depth: int = 64
+    measurement_bytes: int = 200 * 2**20  # a day of ping -D with timestamps is about 100 MB
+
+
+class TopologyError(AdvisorError):
+    """A topology file is invalid; ``errors`` lists every problem found, in file order."""
+
+    def __init__(self, errors: list[AdvisorError]) -> None:
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        super().__init__(first.message + more, first.location)
+        self.errors = errors
+
+
+@dataclass
+class LoadedTopology:
+    """A validated topology, the file it came from, and where each key sat in it."""
+
+    topology: Topology
+    path: Path | None
+    positions: dict[KeyPath, tuple[int, int]] = field(repr=False)
+    key_positions: dict[KeyPath, tuple[int, int]] = field(repr=False, default_factory=dict)
+    # A second folder measurement files may come from (``--measurements-root``); by default
+    # they must lie inside the topology's own folder (SECURITY.md).
+    measurements_root: Path | None = None
+    limits: Limits = field(default_factory=lambda: Limits(), repr=False)
+
+    def location(self, *key: str | int) -> Location:
+        """The file, line and column of ``key`` (or of its nearest known parent)."""
+        file = str(self.path) if self.path else None
+        line, column = _nearest(self.positions, key)
+        return Location(file, line, column, format_key(key) or None)
+
+    @property
+    def folder(self) -> Path:
+        """The folder ``file:`` references are relative to."""
+        return self.path.parent if self.path else Path.cwd()
+
+    def resolve(self, reference: str) -> Path:
+        """A measurement ``file:`` reference, relative to the YAML file's folder."""
+        return self.folder / reference
+
+    def resolve_inside(self, reference: str, *key: str | int) -> Path:
+        """:meth:`resolve`, refusing a file that lies, links resolved, outside the folder.
+
+        A topology copied from elsewhere must not make advisor read ``/etc/shadow`` or
+        ``~/.ssh`` and echo it in an error. ``measurements_root`` is a second allowed folder.
+        """
+        path = self.resolve(reference)
+        real = path.resolve()
+        base = self.folder.resolve()
+        roots = [base] + ([self.measurements_root.resolve()] if self.measurements_root else [])
+        if not any(real == root or root in real.parents for root in roots):
+            raise AdvisorError(
+                f"{reference!r} resolves to {real}, outside the topology's folder {base}; "
+                "measurement files must be inside it (see SECURITY.md)",
+                self.location(*key),
+            )
+        return path
+
+
+def load_topology(
+    path: str | os.PathLike[str],
+    limits: Limits = Limits(),
+    *,
+    measurements_root: str | os.PathLike[str] | None = None,
+) -> LoadedTopology:
+    """Read and validate a topology file; raise :class:`AdvisorError` for any problem.
+
+    ``measurements_root`` allows measurement files from that folder too (by default only
+    from the topology's own folder and below).
+    """
+    path = Path(path)
+    text = read_text_file(path, limits.file_bytes, what="topology file")
+    loaded = parse_topology(text, source=path, limits=limits)
+    loaded.limits = limits
+    if measurements_root is not None:
+        loaded.measurements_root = Path(measurements_root)
+    return loaded
+
+
+def parse_topology(
+    text: str, *, source: Path | None = None, limits: Limits = Limits()
+) -> LoadedTopology:
+    """Validate topology YAML given as text; ``source`` names it in errors."""
+    name = str(source) if source else "<topology>"
+    data, positions, key_positions = _compose(text, name, limits)
+    if data is None:
+        raise AdvisorError(
+            "the file is empty; expected a mapping with at least 'name' and 'sites'",
+            Location(name),
+        )
+    if not isinstance(data, dict):
+        raise AdvisorError(
+            f"expected a mapping with keys such as name, sites and links at the top level, "
+            f"got a {_yaml_type(data)}",
+            Location(name, *positions.get((), (1, 1))),
+        )
+    try:
+        topology = Topology.model_validate(data)
+    except ValidationError as error:
+        raise TopologyError(_errors(error, positions, key_positions, name)) from None
+    return LoadedTopology(topology, source, positions, key_positions)
+
+
+def read_text_file(path: Path, max_bytes: int, *, what: str) -> str:
+    """Read a regular UTF-8 text file of bounded size, or raise a one-line AdvisorError."""
+    where = Location(str(path))
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise AdvisorError(f"{what} not found", where) from None
+    except OSError as error:
+        raise AdvisorError(f"cannot read {what}: {error.strerror}", where) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise AdvisorError(f"{what} is a directory; expected a file", where)
+    if not stat.S_ISREG(info.st_mode):
+        raise AdvisorError(f"{what} is not a regular file (a device, fifo or socket)", where)
+    if info.st_size > max_bytes:
+        raise AdvisorError(
+            f"{what} is {info.st_size:,} bytes; the limit is {max_bytes:,} bytes", where
+        )
+    try:
+        with path.open("rb") as stream:
+            raw = stream.read(max_bytes + 1)
+    except OSError as error:
+        raise AdvisorError(f"cannot read {what}: {error.strerror}", where) from None
+    if len(raw) > max_bytes:
+        raise AdvisorError(f"{what} is larger than the limit of {max_bytes:,} bytes", where)
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise AdvisorError(
+            f"{what} is UTF-16 text (a PowerShell '>' redirect?); save it as UTF-8", where
+        )
+    if b"\0" in raw:
+        raise AdvisorError(f"{what} holds binary data (NUL bytes); expected text", where)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise AdvisorError(
+            f"{what} is not UTF-8 text (byte 0x{raw[error.start]:02x} at offset {error.start})",
+            Location(str(path), line),
+        ) from None
+    return text
+
+
+def format_key(path: KeyPath) -> str:
+    """``("sites", 1, "nodes")`` -> ``sites[1].nodes``."""
+    text = ""
+    for part in path:
+        part = part if isinstance(part, int) or part.isprintable() else repr(part)  # one line
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# YAML nodes to plain data, with positions
+
+
+def _check_flow_depth(text: str, name: str, limits: Limits) -> None:
+    """Refuse flow collections nested beyond the limit before libyaml sees them.
+
+    libyaml's composer recurses once per level: about 100,000 nested brackets crash the
+    interpreter, so the depth is counted here first (brackets inside quoted strings count
+    too; they would need to be unbalanced by dozens of levels to matter).
+    """
+    data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    step = np.isin(data, (ord("["), ord("{"))).astype(np.int32) - np.isin(
+        data, (ord("]"), ord("}"))
+    ).astype(np.int32)
+    depth = np.cumsum(step)
+    if depth.size and int(depth.max()) > limits.yaml_depth:
+        offset = int(np.argmax(depth > limits.yaml_depth))
+        before = data[:offset]
+        line = int(np.count_nonzero(before == ord("\n"))) + 1
+        newlines = np.flatnonzero(before == ord("\n"))
+        column = offset - (int(newlines[-1]) + 1 if newlines.size else 0) + 1
+        raise AdvisorError(
+            f"nested deeper than {limits.yaml_depth} levels (or a self-referencing alias)",
+            Location(name, line, column),
+        )
+
+
+def _compose(text: str, name: str, limits: Limits) -> tuple[Any, Positions, Positions]:
+    loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    if text.count("[") + text.count("{") > limits.yaml_depth:
+        _check_flow_depth(text, name, limits)
+    try:
+        node = yaml.compose(text, Loader=loader_class)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        problem = error.problem or error.context or "invalid YAML"
+        if mark is None:
+            raise AdvisorError(f"YAML syntax error: {problem}", Location(name)) from None
+        raise AdvisorError(
+            f"YAML syntax error: {problem}", Location(name, mark.line + 1, mark.column + 1)
+        ) from None
+    except yaml.YAMLError as error:
+        raise AdvisorError(f"YAML error: {error}", Location(name)) from None
+    if node is None:
+        return None, {}, {}
+    builder = _Builder(name, limits)
+    return builder.build(node, ()), builder.positions, builder.key_positions
+
+
+class _Builder:
+    def __init__(self, name: str, limits: Limits) -> None:
+        self.name = name
+        self.limits = limits
+        self.positions: dict[KeyPath, tuple[int, int]] = {}
+        self.key_positions: dict[KeyPath, tuple[int, int]] = {}
+        self.count = 0
+        self.constructor = yaml.SafeLoader("")  # scalar resolution and construction only
+
+    def build(self, node: yaml.Node, path: KeyPath) -> Any:
+        if node.tag not in _SAFE_TAGS:  # a tag on a list or mapping would be silently dropped
+            self._fail(node, f"the YAML tag {node.tag!r} is not allowed: a topology is plain data")
+        self.count += 1
+        if self.count > self.limits.yaml_nodes:
+            self._fail(
+                node,
+                f"more than {self.limits.yaml_nodes:,} YAML nodes after alias "
+                "expansion (an alias bomb?)",
+            )
+        if len(path) > self.limits.yaml_depth:
+            self._fail(
+                node,
+                f"nested deeper than {self.limits.yaml_depth} levels (or a self-referencing alias)",
+            )
+        self.positions.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, path)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        return self._scalar(node)
+
+    def _scalar(self, node: yaml.Node) -> Any:
+        if (
+            isinstance(node, yaml.ScalarNode)
+            and node.tag == "tag:yaml.org,2002:str"
+            and not node.style
+            and _YAML12_FLOAT.match(node.value)
+        ):
+            return float(node.value)  # YAML 1.2 reads 1e9 as a number; YAML 1.1 as text
+        try:
+            value = self.constructor.construct_object(node, deep=True)
+        except yaml.YAMLError as error:
+            self._fail(node, f"cannot read value: {getattr(error, 'problem', error)}")
+        if not isinstance(value, str | int | float | bool | type(None)):
+            # Safe tags that are not plain data (timestamps, binary, sets): treat as text.
+            return str(node.value)
+        return value
+
+    def _mapping(self, node: yaml.MappingNode, path: KeyPath) -> dict[Any, Any]:
+        result: dict[Any, Any] = {}
+        explicit: set[Any] = set()
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                self._merge(value_node, path, result, explicit)
+                continue
+            key = self._scalar(key_node) if isinstance(key_node, yaml.ScalarNode) else None
+            if not isinstance(key, str):
+                self._fail(key_node, "mapping keys must be plain text")
+            if key in explicit:
+                first = self.key_positions[(*path, key)][0]
+                self._fail(key_node, f"duplicate key {key!r} (first given on line {first})")
+            explicit.add(key)
+            self.key_positions[(*path, key)] = (
+                key_node.start_mark.line + 1,
+                key_node.start_mark.column + 1,
+            )
+            result[key] = self.build(value_node, (*path, key))
+        return result
+
+    def _merge(
+        self, node: yaml.Node, path: KeyPath, result: dict[Any, Any], explicit: set[Any]
+    ) -> None:
+        sources = node.value if isinstance(node, yaml.SequenceNode) else [node]
+        for source in sources:
+            if not isinstance(source, yaml.MappingNode):
+                self._fail(source, "a merge key (<<) needs a mapping or a list of mappings")
+            for key, value in self._mapping(source, path).items():
+                if key not in explicit:
+                    result.setdefault(key, value)
+
+    def _fail(self, node: yaml.Node, message: str) -> NoReturn:
+        mark = node.start_mark
+        raise AdvisorError(message, Location(self.name, mark.line + 1, mark.column + 1))
+
+
+# ---------------------------------------------------------------------------------------------
+# pydantic errors to located, readable messages
+
+
+def _errors(
+    error: ValidationError, positions: Positions, key_positions: Positions, name: str
+) -> list[AdvisorError]:
+    found = []
+    for item in error.errors(include_url=False):
+        path = _clean_loc(item["loc"])
+        ctx = item.get("ctx") or {}
+        cause = ctx.get("error")
+        if isinstance(cause, FieldError):
+            path = (*path, *cause.path)
+        message = _message(item, cause)
+        where = key_positions if item["type"] == "extra_forbidden" else positions
+        line, column = _nearest(where, path)
+        found.append(AdvisorError(message, Location(name, line, column, format_key(path) or None)))
+    # One error per key is enough (a union or a before-validator can report the same key twice).
+    unique = {str(e): e for e in found}
+    return sorted(unique.values(), key=lambda e: (e.location.line or 0, e.location.column or 0))
+
+
+def _clean_loc(loc: tuple[Any, ...]) -> KeyPath:
+    # Drop pydantic's internal steps such as function-after[...] and tagged-union names.
+    return tuple(part for part in loc if isinstance(part, int) or "[" not in str(part))
+
+
+def _nearest(positions: Positions, path: KeyPath) -> tuple[int | None, int | None]:
+    for end in range(len(path), -1, -1):
+        if path[:end] in positions:
+            return positions[path[:end]]
+    return None, None
+
+
+_TYPE_NAMES = {
+    "int_type": "an integer",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "string_type": "text",
+    "list_type": "a list",
+    "tuple_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+}
+
+
+def _message(item: Any, cause: Any) -> str:
+    kind, ctx, value = item["type"], item.get("ctx") or {}, item.get("input")
+    if kind == "value_error" and cause is not None:
+        return str(cause)
+    if kind == "missing":
+        return f"required key {item['loc'][-1]!r} is missing"
+    if kind == "extra_forbidden":
+        allowed = _allowed_keys(_clean_loc(item["loc"])[:-1])
+        hint = f"; expected one of {', '.join(allowed)}" if allowed else ""
+        return f"unknown key {item['loc'][-1]!r}{hint}"
+    if kind in _TYPE_NAMES:
+        return f"expected {_TYPE_NAMES[kind]}, got {_yaml_type(value)} {_show(value)}"
+    if kind in {"greater_than_equal", "greater_than", "less_than_equal", "less_than"}:
+        op = {
+            "greater_than_equal": ">=",
+            "greater_than": ">",
+            "less_than_equal": "<=",
+            "less_than": "<",
+        }[kind]
+        bound = next(iter(ctx.values()))
+        bound_text = f"{bound:g}" if isinstance(bound, int | float) else str(bound)
+        return f"must be {op} {bound_text}, got {_show(value)}"
+    if kind == "finite_number":
+        return f"must be a finite number, got {_show(value)}"
+    if kind == "literal_error":
+        return f"expected one of {ctx.get('expected', '')}, got {_show(value)}"
+    if kind == "string_pattern_mismatch":
+        return f"{_show(value)} is not allowed here; expected text matching {ctx.get('pattern')}"
+    if kind in {"too_short", "too_long"}:
+        return f"{item['msg'].lower()}, got {_show(value)}"
+    return f"{item['msg']}, got {_show(value)}"
+
+
+def _allowed_keys(path: KeyPath) -> list[str]:
+    """The keys the model at ``path`` accepts, found by walking the annotations."""
+    model: Any = Topology
+    for part in path:
+        if isinstance(part, int):
+            continue
+        field_info = model.model_fields.get(part) if hasattr(model, "model_fields") else None
+        model = _model_in(field_info.annotation) if field_info else None
+        if model is None:
+            return []
+    return list(model.model_fields) if hasattr(model, "model_fields") else []
+
+
+def _model_in(annotation: Any) -> Any:
+    if isinstance(annotation, type) and hasattr(annotation, "model_fields"):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _yaml_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        str: "text",
+        list: "list",
+        dict: "mapping",
+    }.get(type(value), type(value).__name__)

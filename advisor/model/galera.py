@@ -1,0 +1,276 @@
+"""What Galera does with the network: commit latency, hot rows, windows, tails, lag.
+
+Pure functions over numpy arrays. Sources: ../shared/DOMAIN.md section 3,
+../shared/reference/galera.md sections 1 and 2, and this project's measurements on a real
+cluster (../shared/calibration/lab-galera.yaml).
+
+**Commit latency.** A write set travels as an EVS "safe" message: it is delivered, and the
+commit returns, once every member has heard from every other that it arrived. The lab
+cluster shows the wait is the longest path ``w -> k -> j -> w`` over members k and j (j = k
+allowed): 1 RTT for two nodes or one far node, 1.5 RTT when all pairs are equally far. The
+first leg carries the write set (a TCP round trip at write-set size, measured or modelled,
+less the small return leg); the others carry small acknowledgements. With ``gmcast.segment``
+per site a remote segment's relay node adds a LAN hop. The draws are Monte Carlo with common
+random numbers: each link's round trip is drawn once per draw and used on every path through
+it, so a slow moment of one link slows every path it is on. Local certification and commit
+add :data:`LOCAL_COMMIT_MS`.
+
+**Callaghan's law.** A row cannot change more than once per commit: at most
+``1 / commit latency`` updates per second, whatever the hardware.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DRAWS",
+    "EVS_MESSAGE_BYTES",
+    "LOCAL_COMMIT_MS",
+    "Cluster",
+    "PairDraws",
+    "async_lag_ms",
+    "callaghan_bound_per_s",
+    "closed_loop",
+    "commit_latency_draws",
+    "conflict_probability",
+    "conflict_rate_per_s",
+    "draw_pair",
+    "hot_row_queue_ms",
+    "uniforms",
+    "window_limit_commits_per_s",
+    "writesets_per_message",
+]
+
+import math
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from advisor.model.rtt import RttDistribution
+
+FloatArray = npt.NDArray[np.float64]
+
+# Draws per Monte Carlo evaluation: p99.9 then rests on 20 draws beyond it.
+DRAWS = 20_000
+# Local certification and commit on the writer [ms]: the lab's commits took 1.5 RTT "plus
+# about 1 ms of local work" (lab-galera.yaml notes; innodb_flush_log_at_trx_commit=2).
+LOCAL_COMMIT_MS = 1.0
+# Largest EVS message: asio protonet MTU 1<<15 = 32768 bytes less the 20-byte gmcast header
+# (galera.md 1a, gcomm/src/asio_protonet.cpp).
+EVS_MESSAGE_BYTES = 32_748
+_SEED = 20_261_122
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """One Galera cluster: how many voting members sit at each site (garbd included)."""
+
+    members: Mapping[str, int]  # site -> data nodes + arbitrators there
+    segments: bool = True  # gmcast.segment per site, as the advisor recommends
+
+    @property
+    def sites(self) -> list[str]:
+        return [site for site, count in self.members.items() if count > 0]
+
+
+PairDraws = Callable[[str, str], tuple[FloatArray, FloatArray]]
+"""(a, b) -> draws of (small-message RTT, write-set round trip) [ms] between two sites, or
+inside one site when a == b; the same draws for a pair in every evaluation."""
+
+# Draws are reduced in blocks so that a 30-site cluster needs tens of MB, not GB.
+_BLOCK = 2048
+
+
+def uniforms(a: str, b: str, draws: int) -> FloatArray:
+    """The same random levels for a pair in every evaluation (common random numbers)."""
+    key = "|".join(sorted((a, b)))
+    rng = np.random.default_rng([_SEED, zlib.crc32(key.encode())])
+    return rng.random(draws)
+
+
+def draw_pair(
+    small: RttDistribution, writeset: RttDistribution, u: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Draws of a pair's two round trips at the same levels ``u`` [ms], as float32."""
+    return (
+        np.asarray(small.quantile(u), dtype=np.float32),
+        np.asarray(writeset.quantile(u), dtype=np.float32),
+    )
+
+
+def _matrices(cluster: Cluster, pair_draws: PairDraws) -> tuple[npt.NDArray[np.float32], ...]:
+    """(draws, s, s) small and write-set round trips; the diagonal holds each site's LAN."""
+    sites = cluster.sites
+    n = len(sites)
+    pairs = [(i, j) for i in range(n) for j in range(i, n)]
+    index = np.empty((n, n), dtype=np.intp)
+    for p, (i, j) in enumerate(pairs):
+        index[i, j] = index[j, i] = p
+    drawn = [pair_draws(sites[i], sites[j]) for i, j in pairs]
+    # One gather per matrix: contiguous rows per pair in, contiguous (draws, s, s) out.
+    small = np.stack([d[0] for d in drawn], axis=1)[:, index].astype(np.float32, copy=False)
+    writeset = np.stack([d[1] for d in drawn], axis=1)[:, index].astype(np.float32, copy=False)
+    return small, writeset
+
+
+def commit_latency_draws(
+    cluster: Cluster,
+    writers: Sequence[str],
+    pair_draws: PairDraws,
+    *,
+    local_commit_ms: float = LOCAL_COMMIT_MS,
+    relay_ms: Mapping[str, float] | None = None,
+) -> dict[str, FloatArray]:
+    """Commit latency draws [ms] for writers at each of ``writers`` (sites of ``cluster``).
+
+    The wait is the longest path ``w -> k -> j -> w`` over members k, j other than the
+    committing node (j = k allowed; two different members of one site are a LAN hop apart).
+    ``relay_ms[site]`` is the extra relay hop into a remote segment (default: that site's
+    LAN p50 when the cluster uses segments). Cost: O(draws x sites^2) per writer, in blocks.
+    """
+    sites = cluster.sites
+    n = len(sites)
+    counts = np.array([cluster.members[s] for s in sites])
+    small, writeset = _matrices(cluster, pair_draws)
+    idx = np.arange(n)
+    if relay_ms is None:
+        relay_ms = {s: float(np.median(small[:, i, i])) for i, s in enumerate(sites)}
+    relay = np.array([relay_ms[s] if cluster.segments else 0.0 for s in sites], dtype=np.float32)
+    # Halved round trips k -> j; a LAN hop inside site k needs two members there besides w.
+    half = small * np.float32(0.5)
+    half[:, idx, idx] *= np.where(counts >= 2, 1.0, 0.0).astype(np.float32)
+    result = {}
+    for writer in writers:
+        w = sites.index(writer)
+        others = counts - (idx == w)
+        if others.sum() == 0:  # a lone node commits locally
+            result[writer] = np.full(small.shape[0], local_commit_ms)
+            continue
+        result[writer] = _longest_paths(small, writeset, half, w, others, relay) + local_commit_ms
+    return result
+
+
+def _longest_paths(
+    small: npt.NDArray[np.float32],
+    writeset: npt.NDArray[np.float32],
+    half: npt.NDArray[np.float32],
+    w: int,
+    others: npt.NDArray[np.int_],
+    relay: npt.NDArray[np.float32],
+) -> FloatArray:
+    """max over k, j of first(w, k) + half(k, j) + half(j, w), block by block."""
+    draws = small.shape[0]
+    usable = others > 0
+    own_lan = np.float32(0.5 if others[w] >= 2 else 0.0)  # a LAN hop at w's own site
+    relay_w = relay.copy()
+    relay_w[w] = 0.0
+    out = np.empty(draws)
+    for start in range(0, draws, _BLOCK):
+        block = slice(start, start + _BLOCK)
+        s_w = small[block, w, :]
+        # The write set from w to k (round trip less the small return half), plus the relay.
+        first = writeset[block, w, :] - s_w * np.float32(0.5) + relay_w
+        back = small[block, :, w] * np.float32(0.5)
+        first[:, ~usable] = -np.inf
+        back[:, ~usable] = -np.inf
+        inner = (half[block] + back[:, None, :]).max(axis=2)
+        # Row w: the LAN hop inside w's own site needs two other members there.
+        inner[:, w] = np.maximum(
+            np.delete(half[block, w, :] + back, w, axis=1).max(axis=1, initial=-np.inf),
+            small[block, w, w] * own_lan + back[:, w],
+        )
+        out[block] = (first + inner).max(axis=1)
+    return out
+
+
+def callaghan_bound_per_s(commit_ms: npt.ArrayLike) -> FloatArray | float:
+    """Most updates per second one row can take: one per commit [1/s]."""
+    return 1000.0 / np.asarray(commit_ms, dtype=float)
+
+
+def hot_row_queue_ms(rate_per_s: float, commit_ms: float) -> tuple[float, float]:
+    """Utilisation ``rate * latency`` and the mean M/D/1 wait [ms] for a hot row's lock.
+
+    Each update holds the row for one commit latency (deterministic service); Pollaczek-
+    Khinchine gives ``W = rho * T / (2 (1 - rho))``; infinite at rho >= 1.
+    """
+    rho = rate_per_s * commit_ms / 1000.0
+    wait = float("inf") if rho >= 1 else rho * commit_ms / (2 * (1 - rho))
+    return rho, wait
+
+
+def conflict_probability(
+    others_per_s: npt.ArrayLike, window_ms: npt.ArrayLike
+) -> FloatArray | float:
+    """Chance that an update loses certification to updates of the same row elsewhere.
+
+    It fails when another member committed the row within its conflict window (about one
+    commit latency); with Poisson arrivals at ``others_per_s`` the chance is
+    ``1 - exp(-others_per_s * window)``.
+    """
+    rate = np.asarray(others_per_s, dtype=float)
+    chance: FloatArray = 1.0 - np.exp(-rate * np.asarray(window_ms, dtype=float) / 1000.0)
+    return chance
+
+
+def conflict_rate_per_s(rates_per_s: Sequence[float], window_ms: Sequence[float]) -> float:
+    """Certification conflicts per second for one row written from several members."""
+    rates = np.asarray(rates_per_s, dtype=float)
+    return float(np.sum(rates * conflict_probability(rates.sum() - rates, window_ms)))
+
+
+def writesets_per_message(writeset_bytes: float) -> float:
+    """EVS messages one write set needs: large ones are split at about 32 KB."""
+    return float(max(1.0, np.ceil(writeset_bytes / EVS_MESSAGE_BYTES)))
+
+
+def window_limit_commits_per_s(
+    user_send_window: int, safe_period_ms: float, writeset_bytes: float
+) -> float:
+    """Commits per second one node can replicate before its send window stalls it.
+
+    A node may not send message ``seq`` while ``seq > safe_seq + window``, and safe_seq
+    advances about once per commit round (galera.md 1a). Small write sets *may* share a
+    32 KB message, but the PXC 7 ms case (field-data.yaml) shows about 1.3 write sets per
+    message under 50 clients, so one write set per message is counted: a conservative bound.
+    """
+    return user_send_window / (safe_period_ms / 1000.0) / writesets_per_message(writeset_bytes)
+
+
+def user_send_window_for(
+    rate_per_s: float, safe_period_ms: float, writeset_bytes: float, min_window: int
+) -> int:
+    """The ``evs.user_send_window`` that carries ``rate_per_s`` commits at this commit round.
+
+    The inverse of :func:`window_limit_commits_per_s`, rounded up to a power of two and never
+    below ``min_window``; ``evs.send_window`` is then twice it (Codership advises the user
+    window at about half the send window, galera.md 1a).
+
+    >>> user_send_window_for(4000.0, 7.0, 1000.0, 16)   # 4000/s x 7 ms = 28 in flight
+    32
+    """
+    needed = rate_per_s * safe_period_ms / 1000.0 * writesets_per_message(writeset_bytes)
+    return int(max(min_window, 2 ** math.ceil(math.log2(max(needed, 1.0)))))
+
+
+def closed_loop(
+    clients: int, baseline_ms: float, added_ms: npt.ArrayLike, cap_per_s: float = float("inf")
+) -> tuple[float, FloatArray]:
+    """A closed population of ``clients``: throughput [1/s] and transaction latency [ms].
+
+    Each client waits for its transaction: ``X = min(N / (baseline + added), cap)``; when the
+    cap binds the latency grows so that ``N = X * latency`` (Little's law).
+    """
+    latency = baseline_ms + np.asarray(added_ms, dtype=float)
+    open_rate = clients / (float(np.mean(latency)) / 1000.0)
+    rate = min(open_rate, cap_per_s)
+    stretch = open_rate / rate if rate > 0 else float("inf")
+    return rate, latency * stretch
+
+
+
+def async_lag_ms(rtt_ms: float, apply_ms: float = LOCAL_COMMIT_MS) -> float:
+    """Asynchronous replication lag [ms]: half a round trip to ship, plus applying it."""
+    return rtt_ms / 2.0 + apply_ms

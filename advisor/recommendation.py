@@ -1,0 +1,186 @@
+"""The one entry point: ``recommend(topology) -> Recommendation``, the output contract of an
+analysis (:mod:`advisor.result`, FORMAT.md).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "build_recommendation",
+    "link_report",
+    "recommend",
+    "rtt_summary",
+]
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from advisor import verdict
+from advisor.analysis import Analysis, analyse
+from advisor.engine.evidence import LinkEvidence
+from advisor.engine.metrics import Option
+from advisor.engine.workload import WritesetSizes
+from advisor.inputs.loading import LoadedTopology
+from advisor.model.rtt import RttDistribution
+from advisor.result import (
+    Finding,
+    HotRowReport,
+    LinkReport,
+    MeasurementReport,
+    OptionReport,
+    Recommendation,
+    Throughput,
+)
+from advisor.vocabulary import ARCHITECTURES
+
+
+def recommend(
+    topology: LoadedTopology | str | Path, *, rules_dirs: Iterable[Path] = ()
+) -> Recommendation:
+    """Evaluate a topology and say which architecture fits, why, and with what numbers.
+
+    ``topology`` is a loaded topology or the path of a ``topology.yaml``; ``rules_dirs`` hold
+    rule files that override the shipped pack. Raises :class:`~advisor.errors.AdvisorError`
+    for bad input.
+
+    >>> result = recommend("examples/us-eu/topology.yaml")
+    >>> result.architecture
+    'per_site_clusters'
+    """
+    return build_recommendation(analyse(topology, rules_dirs=rules_dirs))
+
+
+def build_recommendation(analysis: Analysis) -> Recommendation:
+    """The output contract of an analysis."""
+    topology = analysis.topology
+    chosen, options, findings = analysis.chosen, analysis.options, analysis.findings
+    sizes = analysis.writeset_bytes
+    lan = [analysis.lan_commit_ms[s]["p50"] for s in analysis.writing_sites] or [0.0]
+    return Recommendation(
+        topology=topology.name,
+        architecture=chosen.architecture,
+        groups=[list(g) for g in _with_arbitrators(chosen)],
+        arbitrators=_arbitrators(chosen),
+        summary=verdict.summary(chosen, options, findings, analysis.rules),
+        findings=findings,
+        links=[link_report(link, sizes) for link in analysis.links],
+        hot_rows=_hot_rows(options),
+        options=[_option_report(o, findings) for o in options],
+        what_would_change=verdict.what_would_change(
+            topology, options, findings, max(lan), analysis.worst_link_p50_ms
+        ),
+    )
+
+
+def _with_arbitrators(option: Option) -> list[tuple[str, ...]]:
+    return [c.members for c in option.clusters]
+
+
+def _arbitrators(option: Option) -> list[str]:
+    return [c.arbitrator for c in option.clusters if c.arbitrator and c.arbitrator not in c.sites]
+
+
+def _option_report(option: Option, findings: Sequence[Finding]) -> OptionReport:
+    blocking = verdict.blockers(option, findings)
+    throughput = None
+    if option.throughput is not None:
+        throughput = Throughput(
+            commits_per_s=round(option.throughput.commits_per_s, 2),
+            txn_latency_ms=option.throughput.txn_latency_ms,
+            limited_by=option.throughput.limited_by,
+        )
+    conflicts = sum(row.conflicts_per_s for row in option.hot_rows) if option.hot_rows else None
+    survives = not any(c.site_failures or c.node_failures for c in option.clusters)
+    return OptionReport(
+        architecture=option.architecture,
+        groups=[list(g) for g in _with_arbitrators(option)],
+        arbitrators=_arbitrators(option),
+        viable=not blocking,
+        commit_latency_ms=option.commit_latency_ms,
+        commit_latency_by_site_ms={
+            s: c.commit_percentiles(s) for c in option.clusters for s in c.writers
+        },
+        throughput=throughput,
+        survives_site_loss=survives,
+        data_at_risk_s=None if option.data_at_risk_s is None else round(option.data_at_risk_s, 4),
+        conflicts_per_s=None if conflicts is None else round(conflicts, 3),
+        clusters=len(option.clusters),
+        blockers=sorted({f.rule for f in blocking}),
+        operations=ARCHITECTURES[option.architecture].operations,
+    )
+
+
+def _hot_rows(options: Sequence[Option]) -> list[HotRowReport]:
+    rows = []
+    for index, first in enumerate(options[0].hot_rows if options else []):
+        per = {o.architecture: o.hot_rows[index] for o in options}
+        rows.append(
+            HotRowReport(
+                name=first.row.name,
+                required_updates_per_s=first.row.updates_per_s,
+                writer_sites=list(first.writer_sites),
+                max_updates_per_s={a: round(r.bound_p50_per_s, 2) for a, r in per.items()},
+                max_updates_per_s_p99={a: round(r.bound_p99_per_s, 2) for a, r in per.items()},
+                utilisation={
+                    a: round(first.row.updates_per_s / r.bound_p50_per_s, 4) for a, r in per.items()
+                },
+            )
+        )
+    return rows
+
+
+def rtt_summary(dist: RttDistribution) -> dict[str, float]:
+    """p50, p95, p99 always; p99.9 and max only where real samples back them."""
+    keys = ["p50", "p95", "p99"]
+    if dist.basis == "samples":
+        keys += ["p999", "max"]
+    return {k: round(v, 4) for k, v in dist.percentiles_ms(keys).items()}
+
+
+def link_report(link: LinkEvidence, writeset_bytes: WritesetSizes) -> LinkReport:
+    """The output contract of one site pair's evidence."""
+    p50_size, p99_size = writeset_bytes.p50_bytes, writeset_bytes.p99_bytes
+    small, source = link.writeset_rtt(p50_size)
+    large, _ = link.writeset_rtt(p99_size)
+    return LinkReport(
+        sites=link.sites,
+        distance_km=_round(link.distance_km, 1),
+        distance_source=link.distance_source,
+        route_km=link.route_km,
+        medium=link.medium,
+        bandwidth_mbps=link.bandwidth_mbps,
+        floor_rtt_ms=_round(link.floor_rtt_ms, 3),
+        rtt_ms=rtt_summary(link.rtt),
+        rtt_source=link.rtt_source,
+        light_speed_fraction=_round(link.light_speed_fraction, 3),
+        loss=_round(link.rtt.loss, 6) if link.rtt_source == "measured" else None,
+        measurements=[
+            MeasurementReport(
+                method=m.method,
+                payload_bytes=(m.spec.payload_bytes or 56) if m.method == "icmp" else None,
+                request_bytes=m.request_bytes,
+                response_bytes=m.response_bytes,
+                samples=m.distribution.n_samples,
+                rtt_ms=_measured_summary(m.distribution),
+                loss=_round(m.distribution.loss, 6),
+                source=m.source,
+                tool=m.tool,
+                notes=list(m.notes),
+            )
+            for m in link.measurements
+        ],
+        writeset_rtt_ms={
+            "p50_size_p50": round(float(small.quantile(0.5)), 4),
+            "p50_size_p99": round(float(small.quantile(0.99)), 4),
+            "p99_size_p50": round(float(large.quantile(0.5)), 4),
+        },
+        writeset_rtt_source=source if link.rtt_source == "measured" else "estimated",
+    )
+
+
+def _measured_summary(dist: RttDistribution) -> dict[str, float]:
+    keys = ["p50", "p99", "max"] if dist.basis != "point" else ["p50"]
+    return {k: round(v, 4) for k, v in dist.percentiles_ms(keys).items()}
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)

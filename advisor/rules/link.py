@@ -1,0 +1,87 @@
+"""Predicates of the link rules: what the evidence about a site pair says by itself,
+whatever the architecture (a round trip faster than light, an estimate, ping only).
+
+Each predicate takes the :class:`~advisor.rules.context.Context` and the rule's parameters and
+yields :class:`~advisor.rules.pack.RuleHit`; the rule's YAML file holds its severity,
+thresholds and message.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ping_only", "rtt_below_physics", "rtt_estimated"]
+
+from collections.abc import Iterator, Mapping
+
+from advisor.engine.evidence import LinkEvidence
+from advisor.model import physics
+from advisor.rules.context import Context
+from advisor.rules.pack import RuleHit
+
+Params = Mapping[str, float]
+
+
+def _pair(link: LinkEvidence) -> str:
+    return f"{link.sites[0]}-{link.sites[1]}"
+
+
+def rtt_below_physics(ctx: Context, p: Params) -> Iterator[RuleHit]:
+    """A measured round trip faster than light allows over the stated path."""
+    for link in ctx.links:
+        if link.floor_rtt_ms is None:
+            continue
+        path_km = link.route_km or link.distance_km or 0.0
+        for measured in link.measurements:
+            fastest_ms = float(measured.distribution.quantile(0.0))
+            gap_ms = link.floor_rtt_ms - fastest_ms
+            if gap_ms > p["tolerance_ms"]:
+                yield RuleHit(
+                    _pair(link),
+                    {
+                        "sites": _pair(link),
+                        "rtt_min_ms": fastest_ms,
+                        "floor_rtt_ms": link.floor_rtt_ms,
+                        "gap_ms": gap_ms,
+                        "medium": link.medium,
+                        "path_km": path_km,
+                        "source": measured.source,
+                        "max_distance_km": float(physics.max_distance_km(fastest_ms, link.medium)),
+                    },
+                )
+
+
+def rtt_estimated(ctx: Context, p: Params) -> Iterator[RuleHit]:
+    """A pair nobody measured: its RTT comes from distance and a published fit."""
+    for link in ctx.links:
+        if link.rtt_source == "estimated":
+            yield RuleHit(
+                _pair(link),
+                {
+                    "sites": _pair(link),
+                    "rtt_p50_ms": float(link.rtt.quantile(0.5)),
+                    "distance_km": link.distance_km or 0.0,
+                    "floor_rtt_ms": link.floor_rtt_ms or 0.0,
+                    "overhead_ms": physics.ESTIMATE_FIXED_OVERHEAD_MS,
+                    "route_factor": physics.ESTIMATE_ROUTE_FACTOR,
+                },
+            )
+
+
+def ping_only(ctx: Context, p: Params) -> Iterator[RuleHit]:
+    """Only ICMP was measured: the TCP round trip at write-set size is a model's estimate."""
+    size = ctx.writeset_p50_bytes
+    for link in ctx.links:
+        if link.icmp_only:
+            modelled, _ = link.writeset_rtt(size)
+            yield RuleHit(
+                _pair(link),
+                {
+                    "sites": _pair(link),
+                    "rtt_p50_ms": float(link.rtt.quantile(0.5)),
+                    "writeset_bytes": size,
+                    "writeset_rtt_p50_ms": float(modelled.quantile(0.5)),
+                    "bandwidth_mbps": link.effective_bandwidth_mbps,
+                    "bandwidth_note": ""
+                    if link.bandwidth_mbps
+                    else " (assumed; no bandwidth_mbps given)",
+                },
+            )

@@ -1,0 +1,80 @@
+"""The registry: each rule id to its predicate, and the run that turns hits into findings.
+
+A rule's data (severity, scope, remedy cost, thresholds, message) lives in
+``rules/<ID>.yaml`` (:mod:`advisor.rules.pack`); its logic is one predicate in the module of
+its scope: :mod:`~advisor.rules.link`, :mod:`~advisor.rules.cluster`,
+:mod:`~advisor.rules.hot_row`, :mod:`~advisor.rules.asynchronous`.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CHECKS", "Check", "evaluate", "rule_ids"]
+
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from typing import Any
+
+from advisor.errors import AdvisorError
+from advisor.result import Finding
+from advisor.rules import asynchronous, cluster, hot_row, link
+from advisor.rules.context import Context
+from advisor.rules.pack import Rule, RuleHit, Scope, render_message
+
+Check = Callable[[Context, Mapping[str, float]], Iterator[RuleHit]]
+
+CHECKS: dict[str, Check] = {
+    "RTT-BELOW-PHYSICS": link.rtt_below_physics,
+    "RTT-ESTIMATED": link.rtt_estimated,
+    "PING-ONLY": link.ping_only,
+    "COMMIT-LATENCY-SLO": cluster.commit_latency_slo,
+    "QUORUM-SITE-LOSS": cluster.quorum_site_loss,
+    "QUORUM-NODE-LOSS": cluster.quorum_node_loss,
+    "ARBITRATOR-PLACED": cluster.arbitrator_placed,
+    "RTT-TAIL-INSTABILITY": cluster.rtt_tail_instability,
+    "SEND-WINDOW": cluster.send_window,
+    "BANDWIDTH": cluster.bandwidth,
+    "HOT-ROW-RATE": hot_row.hot_row_rate,
+    "HOT-ROW-QUEUE": hot_row.hot_row_queue,
+    "HOT-ROW-CONFLICTS": hot_row.hot_row_conflicts,
+    "MULTI-SITE-WRITES-ASYNC": asynchronous.multi_site_writes_async,
+    "ASYNC-OWNERSHIP": asynchronous.async_ownership,
+    "ASYNC-DATA-LOSS": asynchronous.async_data_loss,
+}
+
+
+def rule_ids(rules: Mapping[str, Rule], scopes: Collection[Scope]) -> list[str]:
+    """The ids of the rules whose ``applies_to`` is one of ``scopes``, sorted."""
+    return sorted(rule_id for rule_id, rule in rules.items() if rule.applies_to in scopes)
+
+
+def evaluate(
+    rules: Mapping[str, Rule], ctx: Context, ids: Sequence[str] | None = None
+) -> list[Finding]:
+    """Run the predicates of ``ids`` (default: every rule) and build the findings."""
+    findings = []
+    for rule_id in ids if ids is not None else sorted(rules):
+        rule = rules[rule_id]
+        check = CHECKS.get(rule_id)
+        if check is None:
+            raise AdvisorError(f"rule {rule_id} has no predicate in advisor.rules.registry")
+        for hit in check(ctx, rule.parameters):
+            values = {**rule.parameters, **hit.values}
+            findings.append(
+                Finding(
+                    rule=rule.id,
+                    severity=rule.severity,
+                    subject=hit.subject,
+                    option=hit.option,
+                    title=rule.title,
+                    message=render_message(rule, values),
+                    values={k: _plain(v) for k, v in hit.values.items()},
+                )
+            )
+    return findings
+
+
+def _plain(value: Any) -> float | int | str | None:
+    if value is None or isinstance(value, int | str):
+        return value
+    if isinstance(value, float):
+        return round(value, 6)
+    return str(value)

@@ -1,0 +1,242 @@
+"""Where the answer flips: the verdict over a grid of RTTs, distances or hot-row rates.
+
+The engine evaluates the topology once (Monte Carlo, quorum, grouping); the sweep then varies
+one quantity over a numpy grid and re-applies the rules that depend on it, vectorised:
+
+- ``rtt``: the worst inter-site RTT (p50) [ms]. Every inter-site round trip is scaled by
+  the same factor; the WAN part of each commit latency (beyond its LAN commit) scales with it,
+  as does asynchronous lag. Re-judged: COMMIT-LATENCY-SLO, HOT-ROW-RATE, ASYNC-DATA-LOSS.
+- ``distance``: the same, with the RTT estimated from a distance [km] by the cloud-backbone
+  fit (``7.5 ms + 1.39 x fibre floor``, network.md 2.2).
+- ``hot-row-rate``: the hottest row's rate [updates/s], all rows scaled alike. Re-judged:
+  HOT-ROW-RATE.
+
+Blockers that do not depend on the varied quantity (quorum, bandwidth, rows spanning
+clusters) are carried over as they are. The linear scaling is the same first-order model as
+``what_would_change``; the full engine on any one point is the reference.
+"""
+
+from __future__ import annotations
+
+__all__ = ["REJUDGED", "VARIABLES", "SweepResult", "parse_range", "sweep"]
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from advisor import verdict
+from advisor.analysis import Analysis
+from advisor.engine.metrics import Option, Percentiles
+from advisor.errors import AdvisorError
+from advisor.model import physics
+
+FloatArray = npt.NDArray[np.float64]
+VARIABLES = {"rtt": "ms", "distance": "km", "hot-row-rate": "1/s"}
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """The grid, each option's median commit and viability, and the recommended option."""
+
+    variable: str
+    unit: str
+    values: FloatArray
+    architectures: tuple[str, ...]
+    commit_p50_ms: FloatArray  # (options, points)
+    viable: npt.NDArray[np.bool_]  # (options, points)
+    chosen: npt.NDArray[np.intp]  # index into architectures, per point
+    current: float | None  # where the topology sits today
+
+    def viability_changes(self) -> list[tuple[float, str, bool]]:
+        """(value, option, viable from there on) wherever an option gains or loses viability."""
+        changes = []
+        for i, name in enumerate(self.architectures):
+            for k in np.flatnonzero(np.diff(self.viable[i].astype(np.int8)) != 0):
+                changes.append((float(self.values[k + 1]), name, bool(self.viable[i, k + 1])))
+        return sorted(changes)
+
+    def flips(self) -> list[tuple[float, str, str]]:
+        """(value, before, after) wherever the recommendation changes along the grid."""
+        change = np.flatnonzero(np.diff(self.chosen) != 0)
+        return [
+            (
+                float(self.values[i + 1]),
+                self.architectures[self.chosen[i]],
+                self.architectures[self.chosen[i + 1]],
+            )
+            for i in change
+        ]
+
+
+def parse_range(text: str, *, points: int = 200) -> FloatArray:
+    """``A:B`` or ``A:B:N`` into a grid of N points (default 200) from A to B."""
+    parts = text.split(":")
+    try:
+        numbers = [float(p) for p in parts]
+    except ValueError:
+        numbers = []
+    if (
+        len(numbers) not in (2, 3)
+        or not all(np.isfinite(numbers))
+        or numbers[0] < 0
+        or numbers[1] <= numbers[0]
+        or (len(numbers) == 3 and not 2 <= numbers[2] <= 1e8)
+    ):
+        raise AdvisorError(f"--range must be A:B or A:B:N with 0 <= A < B and 2 <= N, got {text!r}")
+    count = int(numbers[2]) if len(numbers) == 3 else points
+    return np.linspace(numbers[0], numbers[1], count)
+
+
+def sweep(analysis: Analysis, variable: str, values: npt.ArrayLike) -> SweepResult:
+    """Evaluate the verdict at every point of ``values`` of ``variable``."""
+    if variable not in VARIABLES:
+        raise AdvisorError(
+            f"unknown sweep variable {variable!r}; expected one of {', '.join(VARIABLES)}"
+        )
+    grid = np.asarray(values, dtype=float)
+    worst = analysis.worst_link_p50_ms
+    if variable in {"rtt", "distance"} and worst <= 0:
+        raise AdvisorError("the topology has a single site: there is no inter-site RTT to vary")
+    if variable == "hot-row-rate" and not analysis.topology.workload.hot_rows:
+        raise AdvisorError("the topology has no workload.hot_rows to vary")
+    rtt = _estimated_rtt(grid) if variable == "distance" else grid
+    current = _current(analysis, variable, worst)
+    options = analysis.options
+    scale = rtt / worst if variable != "hot-row-rate" else np.ones_like(grid)
+    rate = grid / current if variable == "hot-row-rate" and current else np.ones_like(grid)
+    judged = [_judge(analysis, option, _Grid(scale, rate)) for option in options]
+    commit_p50 = np.array([commit for commit, _ in judged])
+    cost = np.array([count for _, count in judged])
+    clusters = [len(o.clusters) for o in options]
+    return SweepResult(
+        variable,
+        VARIABLES[variable],
+        grid,
+        tuple(o.architecture for o in options),
+        commit_p50,
+        cost == 0,
+        verdict.rank(cost, clusters, commit_p50),
+        current,
+    )
+
+
+def _estimated_rtt(distance_km: FloatArray) -> FloatArray:
+    return np.asarray(physics.estimated_rtt_ms(distance_km), dtype=float)
+
+
+def _current(analysis: Analysis, variable: str, worst: float) -> float | None:
+    if variable == "rtt":
+        return worst
+    if variable == "distance":
+        known = [link.distance_km for link in analysis.links if link.distance_km]
+        return max(known) if known else None
+    rows = analysis.topology.workload.hot_rows
+    return max(row.updates_per_s for row in rows) if rows else None
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """The varied quantity as factors on today's values: inter-site RTTs and hot-row rates."""
+
+    rtt_scale: FloatArray
+    rate_scale: FloatArray
+
+
+def _judge(
+    analysis: Analysis, option: Option, grid: _Grid
+) -> tuple[FloatArray, npt.NDArray[np.int_]]:
+    """Median commit and the remedy cost of the option's blocking rules along the grid.
+
+    Blockers of rules the sweep re-judges (:data:`REJUDGED`) are decided at every point,
+    when the rule is a blocker; every other blocker is carried over as it is today.
+    """
+    lan = _lan_commit(analysis, option)
+    blocking = {f.rule for f in verdict.blockers(option, analysis.findings)}
+    carried = blocking - set(REJUDGED)
+    cost = np.full(grid.rtt_scale.shape, verdict.remedy_cost(carried, analysis.rules), np.intp)
+    for rule_id, still_ok in REJUDGED.items():
+        rule = analysis.rules[rule_id]
+        if rule.severity == "blocker":
+            ok = still_ok(analysis, option, lan, grid, rule.parameters)
+            cost += rule.remedy_cost * (~ok)
+    return _commit_p50(option, lan, grid.rtt_scale), cost
+
+
+def _scaled(base: float, now: float, scale: FloatArray) -> FloatArray:
+    """A latency whose part beyond the LAN commit ``base`` scales with the WAN RTTs."""
+    return base + (now - base) * scale
+
+
+def _commit_p50(option: Option, lan: Sequence[Percentiles], scale: FloatArray) -> FloatArray:
+    commit_p50 = np.zeros_like(scale)
+    for index, cluster in enumerate(option.clusters):
+        for site in cluster.writers:
+            now = cluster.commit_percentiles(site)
+            commit_p50 = np.maximum(commit_p50, _scaled(lan[index]["p50"], now["p50"], scale))
+    return commit_p50
+
+
+def _slo_ok(
+    analysis: Analysis,
+    option: Option,
+    lan: Sequence[Percentiles],
+    grid: _Grid,
+    params: Mapping[str, float],
+) -> npt.NDArray[np.bool_]:
+    """COMMIT-LATENCY-SLO, vectorised: every writer's commit within every limit."""
+    ok = np.ones(grid.rtt_scale.shape, dtype=bool)
+    slo = analysis.topology.requirements.commit_latency_ms
+    for index, cluster in enumerate(option.clusters):
+        for site in cluster.writers:
+            now = cluster.commit_percentiles(site)
+            for key, limit in (slo.given() if slo else {}).items():
+                ok &= _scaled(lan[index][key], now[key], grid.rtt_scale) <= limit
+    return ok
+
+
+def _rows_ok(
+    analysis: Analysis,
+    option: Option,
+    lan: Sequence[Percentiles],
+    grid: _Grid,
+    params: Mapping[str, float],
+) -> npt.NDArray[np.bool_]:
+    """HOT-ROW-RATE, vectorised: each row's utilisation below the rule's limit."""
+    ok = np.ones(grid.rtt_scale.shape, dtype=bool)
+    for row in option.hot_rows:
+        p50 = _scaled(lan[row.cluster]["p50"], row.commit_ms["p50"], grid.rtt_scale)
+        ok &= row.row.updates_per_s * grid.rate_scale * p50 / 1000.0 < params["max_utilisation"]
+    return ok
+
+
+def _async_ok(
+    analysis: Analysis,
+    option: Option,
+    lan: Sequence[Percentiles],
+    grid: _Grid,
+    params: Mapping[str, float],
+) -> npt.NDArray[np.bool_]:
+    """ASYNC-DATA-LOSS, vectorised: the lag, which scales with the RTT, within the limit."""
+    allowed = analysis.topology.requirements.max_data_loss_s
+    at_risk = option.data_at_risk_s
+    if allowed is None or at_risk is None:
+        return np.ones(grid.rtt_scale.shape, dtype=bool)
+    return np.asarray(at_risk * grid.rtt_scale <= allowed)
+
+
+# The rules whose verdict depends on the varied quantities, each re-judged on the grid.
+REJUDGED = {
+    "COMMIT-LATENCY-SLO": _slo_ok,
+    "HOT-ROW-RATE": _rows_ok,
+    "ASYNC-DATA-LOSS": _async_ok,
+}
+
+
+def _lan_commit(analysis: Analysis, option: Option) -> list[Percentiles]:
+    """Each cluster's commit percentiles without a WAN part: a LAN cluster at its first site."""
+    return [
+        analysis.lan_commit_ms[cluster.writers[0] if cluster.writers else cluster.sites[0]]
+        for cluster in option.clusters
+    ]

@@ -1,0 +1,173 @@
+"""Recommendations as a terminal report, as Markdown, and as JSON for scripts.
+
+The report reads a finished :class:`~advisor.result.Recommendation` only: the verdict first,
+then the options side by side, the findings, the links and what would change the answer.
+"""
+
+from __future__ import annotations
+
+__all__ = ["render_recommendations", "table", "to_json"]
+
+import json
+import textwrap
+from collections.abc import Sequence
+
+from advisor.result import Finding, OptionReport, Recommendation
+from advisor.vocabulary import severity_rank
+
+
+def to_json(result: Recommendation) -> str:
+    """The FORMAT.md JSON document of one recommendation."""
+    return json.dumps(result.model_dump(mode="json"), indent=2)
+
+
+def render_recommendations(
+    results: Sequence[Recommendation], output_format: str, *, width: int = 100
+) -> str:
+    """All results in one format: JSON (an object, or an array for several), text, markdown."""
+    if output_format == "json":
+        if len(results) == 1:
+            return to_json(results[0])
+        return json.dumps([r.model_dump(mode="json") for r in results], indent=2)
+    markdown = output_format == "markdown"
+    return "\n\n".join(_report(result, markdown, width) for result in results)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, markdown: bool = False) -> str:
+    """A plain-text (aligned) or Markdown table."""
+    if markdown:
+        lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+        lines += ["| " + " | ".join(row) + " |" for row in rows]
+        return "\n".join(lines)
+    widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
+
+
+def _report(result: Recommendation, markdown: bool, width: int) -> str:
+    def heading(text: str, level: int = 2) -> str:
+        if markdown:
+            return f"{'#' * level} {text}"
+        return f"{text}\n{('=' if level == 1 else '-') * len(text)}"
+
+    def wrap(text: str) -> str:
+        if markdown:
+            return text
+        return textwrap.fill(text, width, break_on_hyphens=False, subsequent_indent="  ")
+
+    verdict = result.architecture or "none"
+    groups = " | ".join(
+        " + ".join(f"garbd@{s}" if s in result.arbitrators else s for s in g) for g in result.groups
+    )
+    parts = [
+        heading(f"{result.topology}: {verdict}", 1),
+        f"Clusters: {groups}",
+        wrap(result.summary),
+    ]
+    parts += [heading("Options"), _options(result.options, markdown)]
+    if result.hot_rows:
+        parts += [heading("Hot rows (max updates/s, one per commit)"), _hot_rows(result, markdown)]
+    parts += [heading("Findings"), _findings(result.findings, markdown, width)]
+    parts += [heading("Links"), _links(result, markdown)]
+    if result.what_would_change:
+        parts += [heading("What would change the answer")]
+        parts += [("- " if markdown else "* ") + wrap(w.message) for w in result.what_would_change]
+    return "\n\n".join(parts)
+
+
+def _ms(values: dict[str, float], key: str) -> str:
+    """Milliseconds with the precision that matters: 0.47, 9.76, 15.5, 102."""
+    if key not in values:
+        return "-"
+    value = values[key]
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:.0f}"
+
+
+def _options(options: Sequence[OptionReport], markdown: bool) -> str:
+    rows = []
+    for o in options:
+        throughput = f"{o.throughput.commits_per_s:.0f}" if o.throughput else "-"
+        risk = f"{o.data_at_risk_s * 1000:.0f} ms" if o.data_at_risk_s is not None else "0"
+        rows.append(
+            [
+                o.architecture,
+                str(o.clusters),
+                "yes" if o.viable else "no",
+                _ms(o.commit_latency_ms, "p50"),
+                _ms(o.commit_latency_ms, "p99"),
+                throughput,
+                "yes" if o.survives_site_loss else "no",
+                risk,
+                ", ".join(o.blockers) or "-",
+            ]
+        )
+    headers = [
+        "option",
+        "clusters",
+        "viable",
+        "commit p50 ms",
+        "p99 ms",
+        "commits/s",
+        "survives failures",
+        "data at risk",
+        "blockers",
+    ]
+    return table(headers, rows, markdown=markdown)
+
+
+def _hot_rows(result: Recommendation, markdown: bool) -> str:
+    architectures = [o.architecture for o in result.options]
+    rows = [
+        [
+            r.name,
+            f"{r.required_updates_per_s:g}",
+            *(f"{r.max_updates_per_s.get(a, float('nan')):.1f}" for a in architectures),
+        ]
+        for r in result.hot_rows
+    ]
+    return table(["row", "needs/s", *architectures], rows, markdown=markdown)
+
+
+def _findings(findings: Sequence[Finding], markdown: bool, width: int) -> str:
+    if not findings:
+        return "None."
+    ordered = sorted(findings, key=lambda f: (severity_rank(f.severity), f.option or "", f.rule))
+    lines = []
+    for f in ordered:
+        where = f" [{f.option}]" if f.option else ""
+        head = f"{f.severity.upper()} {f.rule}{where}: "
+        if markdown:
+            lines.append(f"- **{f.severity} {f.rule}**{where}: {f.message}")
+        else:
+            lines.append(
+                textwrap.fill(
+                    head + f.message, width, subsequent_indent="    ", break_on_hyphens=False
+                )
+            )
+    return "\n".join(lines)
+
+
+def _links(result: Recommendation, markdown: bool) -> str:
+    rows = []
+    for link in result.links:
+        distance = f"{link.distance_km:.0f}" if link.distance_km is not None else "?"
+        floor = f"{link.floor_rtt_ms:.2f}" if link.floor_rtt_ms is not None else "?"
+        fraction = (
+            f"{link.light_speed_fraction:.0%}" if link.light_speed_fraction is not None else "?"
+        )
+        rows.append(
+            [
+                f"{link.sites[0]} - {link.sites[1]}",
+                distance,
+                floor,
+                _ms(link.rtt_ms, "p50"),
+                _ms(link.rtt_ms, "p99"),
+                fraction,
+                link.rtt_source,
+            ]
+        )
+    headers = ["link", "km", "floor ms", "rtt p50 ms", "p99 ms", "of light speed", "source"]
+    return table(headers, rows, markdown=markdown)
