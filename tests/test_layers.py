@@ -55,14 +55,17 @@ def _imports(path: Path) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("advisor")}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module == "advisor" or node.module.startswith("advisor."):
-                # ``from advisor.model import physics`` imports the submodule; ``from advisor
-                # import recommend`` the package's public API.
-                for alias in node.names:
-                    candidate = f"{node.module}.{alias.name}"
-                    found.add(candidate if _exists(candidate) else node.module)
+        elif isinstance(node, ast.ImportFrom) and _is_advisor(node.module) and node.level == 0:
+            # ``from advisor.model import physics`` imports the submodule; ``from advisor
+            # import recommend`` the package's public API.
+            for alias in node.names:
+                candidate = f"{node.module}.{alias.name}"
+                found.add(candidate if _exists(candidate) else str(node.module))
     return found
+
+
+def _is_advisor(module: str | None) -> bool:
+    return module is not None and (module == "advisor" or module.startswith("advisor."))
 
 
 def _exists(module: str) -> bool:

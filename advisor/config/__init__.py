@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from advisor._lazy import attach
 
 if TYPE_CHECKING:
-    from advisor.config import galera, model, network, plan
+    from advisor.config import galera, model, os_settings, plan, proxysql, replication
     from advisor.config.model import ConfigPlan, Setting
     from advisor.config.plan import plan_configuration
 
@@ -16,14 +16,16 @@ __all__ = [
     "Setting",
     "galera",
     "model",
-    "network",
+    "os_settings",
     "plan",
     "plan_configuration",
+    "proxysql",
+    "replication",
 ]
 
 __getattr__, __dir__ = attach(
     __name__,
-    ["galera", "model", "network", "plan"],
+    ["galera", "model", "os_settings", "plan", "proxysql", "replication"],
     {
         "ConfigPlan": "model",
         "Setting": "model",

@@ -3,14 +3,15 @@
 :func:`plan_configuration` turns an :class:`~advisor.analysis.Analysis` into a
 :class:`~advisor.config.model.ConfigPlan` of plain data that the artifact templates render:
 Galera settings per cluster and site (:mod:`advisor.config.galera`), garbd when the plan has
-an arbitrator, ProxySQL, the asynchronous channels between clusters and the OS settings
-(:mod:`advisor.config.network`). Every value is a :class:`~advisor.config.model.Setting`
+an arbitrator, the asynchronous channels between clusters (:mod:`advisor.config.replication`),
+ProxySQL (:mod:`advisor.config.proxysql`) and the OS settings
+(:mod:`advisor.config.os_settings`). Every value is a :class:`~advisor.config.model.Setting`
 whose ``reason`` says where it comes from: a measured RTT, a rule's finding, a vendor's
 default or recipe. Host names (``paris-1-db1``) are placeholders made from site names.
 
->>> from advisor.analysis import analyse                     # doctest: +SKIP
->>> plan = plan_configuration(analyse("examples/paris-frankfurt/topology.yaml"))  # +SKIP
->>> [(s.name, s.value) for s in plan.clusters[0].site_plans[0].provider_options][:1]  # +SKIP
+>>> from advisor.analysis import analyse
+>>> plan = plan_configuration(analyse("examples/paris-frankfurt/topology.yaml"))
+>>> [(s.name, s.value) for s in plan.clusters[0].site_plans[0].provider_options][:1]
 [('gmcast.segment', 0)]
 """
 
@@ -32,7 +33,7 @@ __all__ = [
 
 from typing import TYPE_CHECKING
 
-from advisor.config import galera, network
+from advisor.config import galera, os_settings, proxysql, replication
 from advisor.config.model import (
     AsyncChannel,
     AsyncLinkPlan,
@@ -78,7 +79,7 @@ def plan_configuration(analysis: Analysis, option: Option | str | None = None) -
     labels = cluster_labels(chosen.groups)
     writers = [_writer_site(chosen, i) for i in range(len(chosen.clusters))]
     ctx = PlanContext(analysis, chosen, labels, writers)
-    async_links = network.async_links(ctx)
+    async_links = replication.async_links(ctx)
     incoming = {label: sum(1 for link in async_links for channel in link.channels
                            if channel.replica_cluster == label) for label in labels}
     garbd_count = sum(1 for c in chosen.clusters if c.arbitrator)
@@ -90,8 +91,8 @@ def plan_configuration(analysis: Analysis, option: Option | str | None = None) -
         topology=topology.name, architecture=chosen.architecture, flavor=ctx.flavor,
         placeholder_note=(f"Host names such as {example} are placeholders made from site "
                           "names, and <password> marks a secret to choose: replace both."),
-        clusters=clusters, proxysql=network.proxysql_plan(ctx, clusters),
-        async_links=async_links, os=network.os_plan(ctx),
+        clusters=clusters, proxysql=proxysql.proxysql_plan(ctx, clusters),
+        async_links=async_links, os=os_settings.os_plan(ctx),
     )
 
 
@@ -143,7 +144,7 @@ def _cluster(ctx: PlanContext, index: int, incoming: int, garbd_count: int) -> C
         writer_site=writer, writer_host=hosts[writer][0] if hosts.get(writer) else "",
         server=galera.server_settings(ctx, index, label, address, incoming),
         provider_options=common, site_plans=sites, garbd=garbd,
-        hostgroups=network.hostgroups(index),
+        hostgroups=proxysql.hostgroups(index),
     )
 
 

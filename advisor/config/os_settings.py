@@ -1,0 +1,110 @@
+"""OS settings for every node, garbd host and replica: socket buffers that fit the
+bandwidth-delay product, and TCP slow start after idle.
+
+Source: ../shared/DOMAIN.md section 2 (TCP slow start, socket buffers).
+"""
+
+from __future__ import annotations
+
+__all__ = ["os_plan"]
+
+from typing import TYPE_CHECKING
+
+from advisor.config.model import (
+    OsPlan,
+    PlanContext,
+    Setting,
+)
+
+if TYPE_CHECKING:
+    from advisor.engine.evidence import LinkEvidence
+
+# Linux defaults (DOMAIN.md section 2): net.core.rmem_max/wmem_max 212992, tcp_rmem
+# "4096 131072 6291456", tcp_wmem "4096 16384 4194304".
+_CORE_MAX_BYTES = 212_992
+_TCP_RMEM = (4096, 131_072, 6_291_456)
+_TCP_WMEM = (4096, 16_384, 4_194_304)
+
+
+def os_plan(ctx: PlanContext) -> OsPlan:
+    """sysctl settings for every Galera node, garbd host and replica (DOMAIN.md section 2)."""
+    from advisor.model import tcp
+
+    carried = {frozenset(link.sites): link for c in ctx.option.clusters for link in c.links}
+    for a in ctx.option.async_links:
+        link = ctx.analysis.link(*a.sites)
+        carried[frozenset(link.sites)] = link
+    settings = [_slow_start(ctx, list(carried.values()))]
+    if carried:
+        worst = max(
+            carried.values(),
+            key=lambda link: link.effective_bandwidth_mbps * float(link.rtt.quantile(0.99)),
+        )
+        rtt = float(worst.rtt.quantile(0.99))
+        bandwidth = worst.effective_bandwidth_mbps
+        bdp = float(tcp.bdp_bytes(bandwidth, rtt))
+        buffer = int(tcp.socket_buffer_bytes_for(bandwidth, rtt))
+        assumed = "" if worst.bandwidth_mbps else " (bandwidth assumed: no bandwidth_mbps given)"
+        basis = (
+            f"bandwidth-delay product of the worst WAN link {worst.sites[0]}-"
+            f"{worst.sites[1]}: {bandwidth:g} Mbit/s x {rtt:.1f} ms (RTT p99) = "
+            f"{bdp:,.0f} bytes{assumed}; Linux advertises about half a buffer as window, "
+            f"so {buffer:,} bytes"
+        )
+        settings += [
+            Setting(
+                name="net.core.rmem_max",
+                value=max(buffer, _CORE_MAX_BYTES),
+                reason=f"largest receive buffer a program may ask for: {basis}; "
+                f"Linux default {_CORE_MAX_BYTES:,}",
+            ),
+            Setting(
+                name="net.core.wmem_max",
+                value=max(buffer, _CORE_MAX_BYTES),
+                reason=f"the same for send buffers ({buffer:,} bytes); Linux default "
+                f"{_CORE_MAX_BYTES:,}",
+            ),
+        ]
+        for name, (low, mid, high), kind in (
+            ("net.ipv4.tcp_rmem", _TCP_RMEM, "receive"),
+            ("net.ipv4.tcp_wmem", _TCP_WMEM, "send"),
+        ):
+            settings.append(
+                Setting(
+                    name=name,
+                    value=f"{low} {mid} {max(buffer, high)}",
+                    reason=f"autotuned {kind} buffers grow up to the third value: {buffer:,} bytes "
+                    f"needed; the Linux default {high:,} is kept when larger, the minimum "
+                    "and default too",
+                )
+            )
+    return OsPlan(
+        file="config/sysctl-advisor.conf",
+        settings=settings,
+        notes=[
+            "Install as /etc/sysctl.d/90-advisor.conf on every Galera node, garbd host and "
+            "ProxySQL host, then run sysctl --system."
+        ],
+    )
+
+
+def _slow_start(ctx: PlanContext, wan: list[LinkEvidence]) -> Setting:
+    from advisor.model import tcp
+
+    why = (
+        "Linux restarts a connection idle longer than one RTO from the initial window of "
+        "10 segments (DOMAIN.md section 2); Galera links idle between bursts of writes"
+    )
+    if wan:
+        worst = max(wan, key=lambda link: float(link.rtt.quantile(0.5)))
+        size = ctx.analysis.writeset_bytes.p99_bytes
+        rtt = float(worst.rtt.quantile(0.5))
+        bandwidth = worst.effective_bandwidth_mbps
+        cold = float(tcp.request_response_ms(size, 128, rtt, bandwidth, window="cold"))
+        warm = float(tcp.request_response_ms(size, 128, rtt, bandwidth, window="warm"))
+        why += (
+            f": a {size:,.0f}-byte write set (p99) over {worst.sites[0]}-{worst.sites[1]} "
+            f"takes {cold:.1f} ms after idling against {warm:.1f} ms with an open window "
+            "(TCP model)"
+        )
+    return Setting(name="net.ipv4.tcp_slow_start_after_idle", value=0, reason=why)

@@ -1,0 +1,190 @@
+"""The asynchronous channels between clusters: which node replicates from which, with
+which options, the replication account, and notes on running them.
+
+Sources: ../shared/reference/galera.md sections 5a (MariaDB and MySQL/PXC asynchronous
+replication between Galera clusters) and 5b (MySQL asynchronous connection failover).
+"""
+
+from __future__ import annotations
+
+__all__ = ["Variant", "async_links"]
+
+from typing import TYPE_CHECKING, Literal
+
+from advisor.config.model import (
+    AsyncChannel,
+    AsyncLinkPlan,
+    PlanContext,
+    Setting,
+    short_name,
+)
+from advisor.safe_write import safe_name
+
+if TYPE_CHECKING:
+    pass
+
+Variant = Literal["mariadb", "mysql"]
+
+
+def async_links(ctx: PlanContext) -> list[AsyncLinkPlan]:
+    """One plan per asynchronous link of the option, both directions where both write."""
+    option = ctx.option
+    variant: Variant = "mariadb" if ctx.flavor == "mariadb" else "mysql"
+    plans = []
+    for link in option.async_links:
+        i, j = link.clusters
+        writing = [(s, d) for s, d in ((i, j), (j, i)) if option.clusters[s].writers]
+        directions = writing or [(i, j)]
+        site_of = {i: link.sites[0], j: link.sites[1]}
+        channels = [_channel(ctx, s, d, site_of[s], site_of[d], variant) for s, d in directions]
+        a, b = ctx.labels[i], ctx.labels[j]
+        plans.append(
+            AsyncLinkPlan(
+                clusters=(a, b),
+                sites=link.sites,
+                variant=variant,
+                file=f"config/async-replication-{safe_name(a)}-{safe_name(b)}.sql",
+                rtt_p50_ms=round(link.rtt_ms["p50"], 3),
+                lag_p99_ms=round(link.lag_ms["p99"], 3),
+                channels=channels,
+                user=_replication_user(variant),
+                notes=_async_notes(ctx, variant, len(directions) == 2),
+            )
+        )
+    return plans
+
+
+def _node_away_from_writer(ctx: PlanContext, cluster: int, site: str) -> str:
+    """A node at ``site`` other than the ProxySQL writer, when the site has one."""
+    hosts = ctx.hosts(site)
+    writer = ctx.writer_sites[cluster] == site
+    return hosts[1] if writer and len(hosts) > 1 else hosts[0]
+
+
+def _channel(
+    ctx: PlanContext, src: int, dst: int, src_site: str, dst_site: str, variant: Variant
+) -> AsyncChannel:
+    source = _node_away_from_writer(ctx, src, src_site)
+    replica = _node_away_from_writer(ctx, dst, dst_site)
+    name = short_name(f"from_{ctx.labels[src]}", 64)
+    host_why = (
+        f"a node at {src_site}, the site of cluster {ctx.labels[src]} nearest to "
+        f"{dst_site}, and not the ProxySQL writer, so the binlog dump does not load it "
+        "(placeholder)"
+    )
+    login = [
+        ("HOST", source, host_why),
+        ("PORT", 3306, "the MySQL port of the source node"),
+        ("USER", "repl", "the replication account of step 1"),
+        ("PASSWORD", "<password>", "placeholder: the replication account's secret"),
+        ("SSL", 1, "the channel crosses a WAN: encrypt it"),
+    ]
+    if variant == "mariadb":
+        options = [Setting(name=f"MASTER_{k}", value=v, reason=r) for k, v, r in login]
+        options.append(
+            Setting(
+                name="MASTER_USE_GTID",
+                value="slave_pos",
+                raw=True,
+                reason="start from the last GTID this replica applied, whichever source node it "
+                "connects to (MariaDB docs)",
+            )
+        )
+        failover: list[Setting] = []
+    else:
+        options = [Setting(name=f"SOURCE_{k}", value=v, reason=r) for k, v, r in login]
+        options += [
+            Setting(
+                name="SOURCE_AUTO_POSITION",
+                value=1,
+                reason="GTID auto-positioning: required for connection failover",
+            ),
+            Setting(
+                name="SOURCE_CONNECTION_AUTO_FAILOVER",
+                value=1,
+                reason="move the channel to another source node when this one fails "
+                "(MySQL 8.0.23+, galera.md 5b)",
+            ),
+            Setting(
+                name="SOURCE_RETRY_COUNT",
+                value=3,
+                reason="3 tries 10 s apart before failing over (MySQL manual's suggestion; "
+                "the default retries one source for 60 days)",
+            ),
+            Setting(name="SOURCE_CONNECT_RETRY", value=10, reason="seconds between tries"),
+        ]
+        failover = _failover_sources(ctx, src, src_site, source)
+    return AsyncChannel(
+        name=name,
+        source_cluster=ctx.labels[src],
+        replica_cluster=ctx.labels[dst],
+        source_host=source,
+        replica_host=replica,
+        options=options,
+        failover_sources=failover,
+        reason=(
+            f"cluster {ctx.labels[src]} has writers: its commits reach cluster "
+            f"{ctx.labels[dst]} through this channel, run on {replica} (placeholder)"
+        ),
+    )
+
+
+def _failover_sources(ctx: PlanContext, src: int, src_site: str, source: str) -> list[Setting]:
+    sources = []
+    for site in ctx.option.clusters[src].sites:
+        for host in ctx.hosts(site):
+            if host == source:
+                weight, why = 90, "the channel's first source"
+            elif site == src_site:
+                weight, why = 80, f"same site as the first source ({src_site})"
+            else:
+                weight, why = 50, f"another site of the source cluster ({site}): farther"
+            sources.append(Setting(name=host, value=weight, reason=why + " (placeholder)"))
+    return sources
+
+
+def _replication_user(variant: Variant) -> list[Setting]:
+    privilege = "REPLICATION SLAVE"
+    return [
+        Setting(name="user", value="repl", reason="the account the replicas log in with"),
+        Setting(name="password", value="<password>", reason="placeholder: choose a secret"),
+        Setting(
+            name="privilege",
+            value=privilege,
+            raw=True,
+            reason="reading the binary log is all a replica needs"
+            + (
+                " (MariaDB 10.5+ also calls it REPLICATION REPLICA)" if variant == "mariadb" else ""
+            ),
+        ),
+    ]
+
+
+def _async_notes(ctx: PlanContext, variant: Variant, both_ways: bool) -> list[str]:
+    notes = [
+        "Seed each replica from a backup of its source cluster taken with GTID "
+        "positions (mariabackup or xtrabackup) before starting its channel."
+    ]
+    if both_ways:
+        notes.append(
+            "Both clusters take writes: each row must be written in one cluster "
+            "only (its owner site), or the clusters diverge silently."
+        )
+    if variant == "mariadb":
+        notes.append(
+            "MariaDB has no automatic source failover for a channel: if the source "
+            "or the replica node fails, point the channel at another node (by hand, "
+            "or with Percona's replication_manager.sh, galera.md 5b)."
+        )
+    else:
+        notes.append(
+            "SOURCE_CONNECTION_AUTO_FAILOVER moves the channel between source nodes; "
+            "if the replica node fails, start the channel on another node of its "
+            "cluster (skip_replica_start keeps it on one node)."
+        )
+    if ctx.flavor == "pxc":
+        notes.append(
+            "PXC before 8.0.34-26: asynchronous_connection_failover_add_source() "
+            "creates an errant GTID that can block later failovers (PXC-4238)."
+        )
+    return notes
