@@ -43,8 +43,14 @@ _UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9_.-]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _MANIFEST_LINE = re.compile(r"^([0-9a-f]{64})  (.+)$")
 # Device names Windows refuses whatever the extension (a report may be copied there).
-_WINDOWS_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)),
-                     *(f"lpt{i}" for i in range(1, 10))}
+_WINDOWS_RESERVED = {
+    "con",
+    "prn",
+    "aux",
+    "nul",
+    *(f"com{i}" for i in range(1, 10)),
+    *(f"lpt{i}" for i in range(1, 10)),
+}
 
 
 def safe_name(text: str) -> str:
@@ -63,7 +69,7 @@ def safe_name(text: str) -> str:
         name = "_" + name
     stem = name.split(".")[0]
     if stem.lower() in _WINDOWS_RESERVED:
-        name = stem + "_" + name[len(stem):]
+        name = stem + "_" + name[len(stem) :]
     if len(name) > _SAFE_NAME_CHARS:
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
         name = name[: _SAFE_NAME_CHARS - 13] + "-" + digest
@@ -115,14 +121,19 @@ def write_files(out_dir: Path, files: Mapping[str, str], *, force: bool = False)
             target.parent.mkdir(parents=True, exist_ok=True)
             _check_inside(root, target, name)  # again: mkdir may have met a symlink
     except OSError as error:
-        raise AdvisorError(f"cannot create the output folder: {error.strerror}",
-                           Location(str(error.filename or out_dir))) from None
+        raise AdvisorError(
+            f"cannot create the output folder: {error.strerror}",
+            Location(str(error.filename or out_dir)),
+        ) from None
     data = {name: text.encode("utf-8") for name, text in files.items()}
     _replace_all({targets[n]: data[n] for n in names})
     for name in names:
         manifest[name] = hashlib.sha256(data[name]).hexdigest()
-    kept = {n: h for n, h in manifest.items()
-            if n in data or out_dir.joinpath(*PurePosixPath(n).parts).is_file()}
+    kept = {
+        n: h
+        for n, h in manifest.items()
+        if n in data or out_dir.joinpath(*PurePosixPath(n).parts).is_file()
+    }
     text = "".join(f"{digest}  {name}\n" for name, digest in sorted(kept.items()))
     _replace_all({out_dir / MANIFEST_NAME: text.encode("utf-8")})
     return [targets[name] for name in names]
@@ -140,7 +151,8 @@ def _check_names(files: Mapping[str, str]) -> list[str]:
         if folded in seen:
             raise AdvisorError(
                 f"refusing to write {name!r}: it names the same file as {seen[folded]!r} on a "
-                "case-insensitive file system")
+                "case-insensitive file system"
+            )
         seen[folded] = name
         names.append(name)
     return names
@@ -171,8 +183,9 @@ def _check_out_dir(out_dir: Path) -> Path:
     except FileNotFoundError:
         return out_dir.resolve()
     except OSError as error:
-        raise AdvisorError(f"cannot use the output folder: {error.strerror}",
-                           Location(str(out_dir))) from None
+        raise AdvisorError(
+            f"cannot use the output folder: {error.strerror}", Location(str(out_dir))
+        ) from None
     if not stat.S_ISDIR(info.st_mode):
         raise AdvisorError("the output folder exists and is not a folder", Location(str(out_dir)))
     return out_dir.resolve()
@@ -184,7 +197,9 @@ def _check_inside(root: Path, target: Path, name: str) -> None:
     if parent != root and root not in parent.parents:
         raise AdvisorError(
             f"refusing to write {name!r}: its folder resolves to {parent}, outside the output "
-            f"folder {root} (a symlink?)", Location(str(target)))
+            f"folder {root} (a symlink?)",
+            Location(str(target)),
+        )
 
 
 def _read_manifest(out_dir: Path) -> dict[str, str]:
@@ -219,8 +234,9 @@ def _check_ours(target: Path, recorded: str | None) -> None:
     if recorded is not None and stat.S_ISREG(info.st_mode) and _sha256(target) == recorded:
         return
     why = "was changed since advisor wrote it" if recorded else "was not written by advisor"
-    raise AdvisorError(f"refusing to overwrite: this file {why}; use --force to replace it",
-                       Location(str(target)))
+    raise AdvisorError(
+        f"refusing to overwrite: this file {why}; use --force to replace it", Location(str(target))
+    )
 
 
 def _sha256(path: Path) -> str | None:
@@ -245,8 +261,9 @@ def _replace_all(contents: Mapping[Path, bytes]) -> None:
         for folder in {target.parent for target in contents}:
             _fsync_folder(folder)
     except OSError as error:
-        raise AdvisorError(f"cannot write: {error.strerror}",
-                           Location(str(error.filename or next(iter(contents))))) from None
+        raise AdvisorError(
+            f"cannot write: {error.strerror}", Location(str(error.filename or next(iter(contents))))
+        ) from None
     finally:
         for temporary in temporaries.values():
             temporary.unlink(missing_ok=True)  # gone already when it was renamed
@@ -260,7 +277,7 @@ def _write_temporary(target: Path, data: bytes) -> Path:
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(descriptor, view):]
+            view = view[os.write(descriptor, view) :]
         os.fsync(descriptor)
     except BaseException:
         os.close(descriptor)

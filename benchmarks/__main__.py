@@ -97,17 +97,34 @@ def _os_name() -> str:
 
 def _commit() -> str:
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, check=True,
-                              capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
-                               check=True, capture_output=True, text=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=REPO,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=REPO,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + (" with uncommitted changes" if dirty else "")
 
 
-def document(figures: Sequence[speed.Figure], fidelity_section: str, host: dict[str, str],
-             *, when: datetime.datetime, commit: str, elapsed_s: float) -> str:
+def document(
+    figures: Sequence[speed.Figure],
+    fidelity_section: str,
+    host: dict[str, str],
+    *,
+    when: datetime.datetime,
+    commit: str,
+    elapsed_s: float,
+) -> str:
     """BENCHMARKS.md: machine, speed table and what is next, fidelity table, how to rerun."""
     missed = [f for f in figures if f.met is False]
     lines = [
@@ -131,9 +148,11 @@ def document(figures: Sequence[speed.Figure], fidelity_section: str, host: dict[
     ]
     if missed:
         lines += ["### Missed targets: why, and what is next", ""]
-        lines += [f"- **{f.benchmark}, {f.measure}** ({speed.format_value(f)} against "
-                  f"{speed.format_target(f)}): {NEXT.get(f.key, 'not yet profiled')}."
-                  for f in missed]
+        lines += [
+            f"- **{f.benchmark}, {f.measure}** ({speed.format_value(f)} against "
+            f"{speed.format_target(f)}): {NEXT.get(f.key, 'not yet profiled')}."
+            for f in missed
+        ]
         lines += ["", "These belong to the engine (advisor/), reported on issue 6.", ""]
     else:
         lines += ["Every speed target is met.", ""]
@@ -160,10 +179,15 @@ def document(figures: Sequence[speed.Figure], fidelity_section: str, host: dict[
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("--smoke", action="store_true",
-                        help="tiny sizes, to check the benchmarks still run (CI)")
-    parser.add_argument("--output", type=Path, default=None,
-                        help="report file (default: BENCHMARKS.md; none with --smoke)")
+    parser.add_argument(
+        "--smoke", action="store_true", help="tiny sizes, to check the benchmarks still run (CI)"
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help="report file (default: BENCHMARKS.md; none with --smoke)",
+    )
     args = parser.parse_args(argv)
     output = args.output or (None if args.smoke else REPO / "BENCHMARKS.md")
     start = time.perf_counter()
@@ -174,20 +198,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     progress("fidelity: calibration cases")
     calibration_rows = rows()
     fidelity_section = fidelity.markdown(calibration_rows, CALIBRATION)
-    figures = speed.run(speed.SMOKE if args.smoke else speed.FULL, profile=not args.smoke,
-                        progress=progress)
-    text = document(figures, fidelity_section, machine(),
-                    when=datetime.datetime.now(datetime.UTC), commit=_commit(),
-                    elapsed_s=time.perf_counter() - start)
+    figures = speed.run(
+        speed.SMOKE if args.smoke else speed.FULL, profile=not args.smoke, progress=progress
+    )
+    text = document(
+        figures,
+        fidelity_section,
+        machine(),
+        when=datetime.datetime.now(datetime.UTC),
+        commit=_commit(),
+        elapsed_s=time.perf_counter() - start,
+    )
     if output is not None:
         output.write_text(text, encoding="utf-8")
         progress(f"wrote {output}")
     summary = fidelity.summarise(calibration_rows)
     for figure in figures:
-        print(f"{figure.benchmark}: {figure.measure} {speed.format_value(figure)} "
-              f"(target {speed.format_target(figure)})")
-    print(f"fidelity: median absolute error {summary.median_abs_error:.1%} "
-          f"over {summary.rows} rows")
+        print(
+            f"{figure.benchmark}: {figure.measure} {speed.format_value(figure)} "
+            f"(target {speed.format_target(figure)})"
+        )
+    print(
+        f"fidelity: median absolute error {summary.median_abs_error:.1%} over {summary.rows} rows"
+    )
     return 0
 
 

@@ -390,8 +390,18 @@ def lab_rows_2026_11() -> list[Row]:
         workload = {"workload": {"writeset_bytes": {"p50": size, "p99": size}}}
         commit = _commit(_option(_cluster(_equal(3, 20.0), **workload)))
         wrong = "" if size < 10_000 else _ISSUE_11_SIZE
-        rows.append(Row(case, f"commit p50, {size} B write set", "ms", commit["p50"], p50,
-                        0.2, _WHY_SIZE if wrong else "", known_wrong=wrong))
+        rows.append(
+            Row(
+                case,
+                f"commit p50, {size} B write set",
+                "ms",
+                commit["p50"],
+                p50,
+                0.2,
+                _WHY_SIZE if wrong else "",
+                known_wrong=wrong,
+            )
+        )
     case = "lab sysbench-one-node-rtt20-rtt30"
     for rtt, threads, tps in ((20, 4, 96.7), (20, 16, 303.8), (30, 4, 65.9), (30, 16, 220.5)):
         # About 4 ms of SQL per transaction without WAN delay; 1.6-1.7 KB write sets.
@@ -399,9 +409,18 @@ def lab_rows_2026_11() -> list[Row]:
         workload = {"workload": {"clients": clients, "writeset_bytes": {"p50": 1650}}}
         option = _option(_cluster(_equal(3, float(rtt)), **workload))
         assert option.throughput is not None
-        rows.append(Row(case, f"RTT {rtt} ms, {threads} threads: tps", "1/s",
-                        option.throughput.commits_per_s, tps, 0.2, _WHY_BATCH,
-                        known_wrong=_ISSUE_11_BATCH))
+        rows.append(
+            Row(
+                case,
+                f"RTT {rtt} ms, {threads} threads: tps",
+                "1/s",
+                option.throughput.commits_per_s,
+                tps,
+                0.2,
+                _WHY_BATCH,
+                known_wrong=_ISSUE_11_BATCH,
+            )
+        )
     return rows
 
 

@@ -31,6 +31,7 @@ from benchmarks.cases import Row
 OFF_LIMIT = 0.25  # issue 6: rows off by more than this need a reason and a fix
 TARGET_MEDIAN_ERROR = 0.15  # issue 6: median absolute relative error over all rows
 
+
 def fixes() -> dict[str, str]:
     """What would bring each far-off case within 25 %, keyed by Row.case.
 
@@ -38,8 +39,11 @@ def fixes() -> dict[str, str]:
     """
     km = float(physics.great_circle_km(53.35, -6.26, 35.68, 139.69))  # as in cases.py
     implied_rtt_ms = 275.6 - 5.1  # the insert less the measured local commit
-    route_km = (implied_rtt_ms - physics.ESTIMATE_FIXED_OVERHEAD_MS) / 2 * \
-        physics.propagation_km_per_ms("fiber")
+    route_km = (
+        (implied_rtt_ms - physics.ESTIMATE_FIXED_OVERHEAD_MS)
+        / 2
+        * physics.propagation_km_per_ms("fiber")
+    )
     estimate_ms = float(physics.estimated_rtt_ms(km))
     at_700_ms = float(tcp.request_response_ms(512 * 1024, 48 * 1024, 3.10, 700.0, in_flight=6))
     return {
@@ -133,8 +137,10 @@ def markdown(rows: Sequence[Row], calibration_dir: Path | None = None) -> str:
     ]
     for r in rows:
         flag = " ⚠" if abs(r.error) > OFF_LIMIT else ""
-        lines.append(f"| {_cell(r.case)} | {_cell(r.quantity)} | {r.unit} | {_number(r.predicted)} "
-                     f"| {_number(r.measured)} | {r.error:+.1%}{flag} | ±{_percent(r.tolerance)} |")
+        lines.append(
+            f"| {_cell(r.case)} | {_cell(r.quantity)} | {r.unit} | {_number(r.predicted)} "
+            f"| {_number(r.measured)} | {r.error:+.1%}{flag} | ±{_percent(r.tolerance)} |"
+        )
     lines += [
         "",
         f"**Median absolute error: {summary.median_abs_error:.1%}** over {summary.rows} rows "
@@ -144,14 +150,20 @@ def markdown(rows: Sequence[Row], calibration_dir: Path | None = None) -> str:
     ]
     if calibration_dir is not None:
         missing = uncovered_cases(rows, calibration_dir)
-        lines += ["", "Every case of the calibration files has at least one row." if not missing
-                  else f"Cases of the calibration files with no row yet: {', '.join(missing)}."]
+        lines += [
+            "",
+            "Every case of the calibration files has at least one row."
+            if not missing
+            else f"Cases of the calibration files with no row yet: {', '.join(missing)}.",
+        ]
     if summary.off:
         known = fixes()
         lines += ["", f"### Rows off by more than {OFF_LIMIT:.0%}", ""]
         for r in summary.off:
             why = r.why or "no reason recorded with the case"
             fix = r.known_wrong or known.get(r.case, "no fix recorded yet: investigate this case")
-            lines.append(f"- **{_cell(r.case)}, {_cell(r.quantity)}** ({r.error:+.1%}). "
-                         f"Why: {why}. What would fix it: {fix}.")
+            lines.append(
+                f"- **{_cell(r.case)}, {_cell(r.quantity)}** ({r.error:+.1%}). "
+                f"Why: {why}. What would fix it: {fix}."
+            )
     return "\n".join(lines) + "\n"

@@ -26,8 +26,7 @@ _COMMON = {
 # Derandomized runs keep no database; the slow run keeps its failures in memory only, never
 # in a .hypothesis/ folder of the source tree (print_blob gives the reproduction instead).
 settings.register_profile("ci", derandomize=True, database=None, **_COMMON)
-settings.register_profile("slow", database=InMemoryExampleDatabase(), print_blob=True,
-                          **_COMMON)
+settings.register_profile("slow", database=InMemoryExampleDatabase(), print_blob=True, **_COMMON)
 
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 if PROFILE not in ("ci", "slow"):

@@ -68,8 +68,14 @@ KNOWN_GAPS: dict[str, tuple[type[BaseException], str]] = {}
 
 # Run in a subprocess with a timeout: an open() on a FIFO or a device must not block, and a
 # crash of the interpreter (segfault) must fail one test, not the run.
-ISOLATED = {"topology-fifo", "topology-dev-zero", "topology-dev-null",
-            "topology-link-to-dev-zero", "measurement-fifo", "deep-nesting-100k"}
+ISOLATED = {
+    "topology-fifo",
+    "topology-dev-zero",
+    "topology-dev-null",
+    "topology-link-to-dev-zero",
+    "measurement-fifo",
+    "deep-nesting-100k",
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -79,15 +85,20 @@ ISOLATED = {"topology-fifo", "topology-dev-zero", "topology-dev-null",
 def _topology(tmp: Path, body: str, name: str = "topology.yaml") -> Path:
     path = tmp / "topo" / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("name: t\nsites:\n  - name: a\n    location: {lat: 48.85, lon: 2.35}\n"
-                    "  - name: b\n    location: {lat: 50.11, lon: 8.68}\n" + body,
-                    encoding="utf-8")
+    path.write_text(
+        "name: t\nsites:\n  - name: a\n    location: {lat: 48.85, lon: 2.35}\n"
+        "  - name: b\n    location: {lat: 50.11, lon: 8.68}\n" + body,
+        encoding="utf-8",
+    )
     return path
 
 
 def _measured(tmp: Path, reference: str, fmt: str = "samples") -> Path:
-    return _topology(tmp, f"links:\n  - sites: [a, b]\n    measurements:\n      - method: icmp\n"
-                          f"        file: '{reference}'\n        format: {fmt}\n")
+    return _topology(
+        tmp,
+        f"links:\n  - sites: [a, b]\n    measurements:\n      - method: icmp\n"
+        f"        file: '{reference}'\n        format: {fmt}\n",
+    )
 
 
 def _raw(tmp: Path, data: bytes) -> Path:
@@ -131,8 +142,9 @@ def _linked(tmp: Path, target: Path) -> Path:
 
 
 def _deep(tmp: Path, levels: int) -> Path:
-    return _raw(tmp, b"name: t\nsites: [{name: a}]\ndescription: " + b"[" * levels
-                + b"]" * levels + b"\n")
+    return _raw(
+        tmp, b"name: t\nsites: [{name: a}]\ndescription: " + b"[" * levels + b"]" * levels + b"\n"
+    )
 
 
 BUILDERS: dict[str, Callable[[Path], Path]] = {
@@ -142,36 +154,54 @@ BUILDERS: dict[str, Callable[[Path], Path]] = {
     "topology-dev-null": lambda tmp: Path("/dev/null"),
     "topology-dev-zero": lambda tmp: Path("/dev/zero"),
     "topology-fifo": lambda tmp: _fifo(tmp / "topo" / "topology.yaml"),
-    "topology-link-to-dev-zero": lambda tmp: _symlink(tmp / "topo" / "topology.yaml",
-                                                      Path("/dev/zero")),
+    "topology-link-to-dev-zero": lambda tmp: _symlink(
+        tmp / "topo" / "topology.yaml", Path("/dev/zero")
+    ),
     "topology-11mb-sparse": lambda tmp: _sparse(tmp / "topo" / "topology.yaml", 11 * 2**20),
     "topology-100mb": lambda tmp: _raw(tmp, b"# padding line of a huge topology\n" * 3084000),
     "topology-binary": lambda tmp: _raw(tmp, bytes(range(256)) * 4),
     "topology-latin1": lambda tmp: _raw(tmp, "name: café\nsites: [{name: a}]\n".encode("latin-1")),
     "topology-utf16": lambda tmp: _raw(tmp, "name: t\nsites: [{name: a}]\n".encode("utf-16")),
     "topology-name-newline": lambda tmp: _raw(tmp, b"name: [\n").rename(
-        tmp / "topo" / "bad\nname.yaml"),
+        tmp / "topo" / "bad\nname.yaml"
+    ),
     # the libyaml composer recurses: a 200 KB file must not take the interpreter down
     "deep-nesting-100k": lambda tmp: _deep(tmp, 100_000),
     # measurements.reading.parse_file: devices, FIFOs, folders, size, encoding
-    "measurement-directory": lambda tmp: (_mkdir(_log(tmp, "dir.txt")),
-                                          _measured(tmp, "logs/dir.txt"))[1],
-    "measurement-fifo": lambda tmp: (_fifo(_log(tmp, "fifo.txt")),
-                                     _measured(tmp, "logs/fifo.txt"))[1],
-    "measurement-250mb-sparse": lambda tmp: (_sparse(_log(tmp, "big.txt"), 250 * 2**20),
-                                             _measured(tmp, "logs/big.txt"))[1],
+    "measurement-directory": lambda tmp: (
+        _mkdir(_log(tmp, "dir.txt")),
+        _measured(tmp, "logs/dir.txt"),
+    )[1],
+    "measurement-fifo": lambda tmp: (_fifo(_log(tmp, "fifo.txt")), _measured(tmp, "logs/fifo.txt"))[
+        1
+    ],
+    "measurement-250mb-sparse": lambda tmp: (
+        _sparse(_log(tmp, "big.txt"), 250 * 2**20),
+        _measured(tmp, "logs/big.txt"),
+    )[1],
     "measurement-100mb-garbage": lambda tmp: (
-        _log(tmp, "big.txt", b"64 bytes from 10.0.0.2: icmp_seq=1 ttl=63 no time here\n"
-             * 1_906_501), _measured(tmp, "logs/big.txt", "ping"))[1],
-    "measurement-binary": lambda tmp: (_log(tmp, "bin.txt", b"1.5\n\x00\x01\x02garbage"),
-                                       _measured(tmp, "logs/bin.txt"))[1],
-    "measurement-utf16": lambda tmp: (_log(tmp, "u16.txt", "1.5\n2.5\n".encode("utf-16")),
-                                      _measured(tmp, "logs/u16.txt"))[1],
-    "measurement-latin1": lambda tmp: (_log(tmp, "l1.txt", "1.5 # café\n".encode("latin-1")),
-                                       _measured(tmp, "logs/l1.txt"))[1],
+        _log(
+            tmp, "big.txt", b"64 bytes from 10.0.0.2: icmp_seq=1 ttl=63 no time here\n" * 1_906_501
+        ),
+        _measured(tmp, "logs/big.txt", "ping"),
+    )[1],
+    "measurement-binary": lambda tmp: (
+        _log(tmp, "bin.txt", b"1.5\n\x00\x01\x02garbage"),
+        _measured(tmp, "logs/bin.txt"),
+    )[1],
+    "measurement-utf16": lambda tmp: (
+        _log(tmp, "u16.txt", "1.5\n2.5\n".encode("utf-16")),
+        _measured(tmp, "logs/u16.txt"),
+    )[1],
+    "measurement-latin1": lambda tmp: (
+        _log(tmp, "l1.txt", "1.5 # café\n".encode("latin-1")),
+        _measured(tmp, "logs/l1.txt"),
+    )[1],
     # an error quotes the bad line, but not a megabyte of it
-    "measurement-long-line": lambda tmp: (_log(tmp, "long.txt", b"1.5\n" + b"x" * 2**20),
-                                          _measured(tmp, "logs/long.txt"))[1],
+    "measurement-long-line": lambda tmp: (
+        _log(tmp, "long.txt", b"1.5\n" + b"x" * 2**20),
+        _measured(tmp, "logs/long.txt"),
+    )[1],
     # the policy of SECURITY.md: a topology reads files inside its own folder only
     "measurement-dotdot-canary": lambda tmp: (_secret(tmp), _measured(tmp, "../secret.txt"))[1],
     "measurement-symlink-canary": lambda tmp: _linked(tmp, _secret(tmp)),
@@ -211,9 +241,14 @@ def run_recommend(path: Path, isolated: bool) -> tuple[int, str, BaseException |
     args = ["recommend", "--format", "json", str(path)]
     if isolated:
         try:
-            done = subprocess.run([sys.executable, "-m", "advisor", *args], capture_output=True,
-                                  text=True, timeout=HANG_TIMEOUT_S, cwd=REPO,
-                                  env={**os.environ, "COLUMNS": "100", "NO_COLOR": "1"})
+            done = subprocess.run(
+                [sys.executable, "-m", "advisor", *args],
+                capture_output=True,
+                text=True,
+                timeout=HANG_TIMEOUT_S,
+                cwd=REPO,
+                env={**os.environ, "COLUMNS": "100", "NO_COLOR": "1"},
+            )
         except subprocess.TimeoutExpired:
             raise Crash(f"still running after {HANG_TIMEOUT_S} s: it hangs") from None
         if done.returncode < 0 or "Traceback" in done.stderr:
@@ -248,12 +283,20 @@ def check_case(case: str, tmp: Path) -> None:
 CASES = sorted(p.stem for p in BAD.glob("*.expected"))
 
 
-@pytest.mark.parametrize("case", [
-    pytest.param(case, marks=pytest.mark.xfail(strict=True, raises=KNOWN_GAPS[case][0],
-                                               reason=KNOWN_GAPS[case][1]))
-    if case in KNOWN_GAPS else case
-    for case in CASES
-])
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(
+            case,
+            marks=pytest.mark.xfail(
+                strict=True, raises=KNOWN_GAPS[case][0], reason=KNOWN_GAPS[case][1]
+            ),
+        )
+        if case in KNOWN_GAPS
+        else case
+        for case in CASES
+    ],
+)
 def test_bad_input_gives_exit_2_and_its_one_line(case, tmp_path):
     check_case(case, tmp_path)
 
@@ -281,8 +324,9 @@ def test_windows_line_endings_and_a_bom_work(tmp_path):
     (tmp_path / "logs").mkdir()
     for name in ("ping_iputils.txt", "samples.txt", "netperf_k.txt", "sockperf_default.txt"):
         text = (Path(__file__).parent / "data" / "measurements" / name).read_text()
-        (tmp_path / "logs" / name).write_bytes(b"\xef\xbb\xbf" + text.replace(
-            "\n", "\r\n").encode())
+        (tmp_path / "logs" / name).write_bytes(
+            b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode()
+        )
     body = (
         "name: crlf\r\nsites:\r\n  - name: a\r\n    location: {lat: 48.85, lon: 2.35}\r\n"
         "  - name: b\r\n    location: {lat: 50.11, lon: 8.68}\r\nlinks:\r\n"
@@ -290,7 +334,8 @@ def test_windows_line_endings_and_a_bom_work(tmp_path):
         "      - {method: icmp, file: logs/ping_iputils.txt, format: ping}\r\n"
         "      - {method: icmp, file: logs/samples.txt, format: samples}\r\n"
         "      - {method: tcp_rr, file: logs/netperf_k.txt, format: netperf}\r\n"
-        "      - {method: tcp_rr, file: logs/sockperf_default.txt, format: sockperf}\r\n")
+        "      - {method: tcp_rr, file: logs/sockperf_default.txt, format: sockperf}\r\n"
+    )
     path = tmp_path / "topology.yaml"
     path.write_bytes(b"\xef\xbb\xbf" + body.encode())
     recommend_ok(path)
@@ -298,8 +343,11 @@ def test_windows_line_endings_and_a_bom_work(tmp_path):
 
 def test_zero_rtt_samples_work(tmp_path):
     # A loopback-like 0.000 ms is below the physical floor: a warning, not a crash.
-    path = _topology(tmp_path, "links:\n  - sites: [a, b]\n    measurements:\n"
-                               "      - {method: icmp, samples_ms: [0.0, 0.0, 0.0]}\n")
+    path = _topology(
+        tmp_path,
+        "links:\n  - sites: [a, b]\n    measurements:\n"
+        "      - {method: icmp, samples_ms: [0.0, 0.0, 0.0]}\n",
+    )
     result = CliRunner().invoke(app, ["recommend", "--format", "json", str(path)])
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
@@ -321,34 +369,44 @@ def test_a_lan_slower_than_the_wan_gives_strict_json(tmp_path):
         "  - {name: a, location: {lat: 0, lon: 0}, nodes: 3, lan_rtt_ms: {min: 2.0}}\n"
         "  - {name: b, location: {lat: 0, lon: 0}, nodes: 1, writes: false}\n"
         "links:\n  - sites: [a, b]\n    measurements: [{method: icmp, samples_ms: [1.0]}]\n"
-        "requirements: {commit_latency_ms: {p50: 1.0}}\n")
+        "requirements: {commit_latency_ms: {p50: 1.0}}\n"
+    )
     result = CliRunner().invoke(app, ["recommend", "--format", "json", str(path)])
     assert result.exit_code == 0, result.stderr
     json.loads(result.stdout, parse_constant=_refuse_constant)
 
 
-@pytest.mark.parametrize(("log", "fmt", "method"), [
-    ("netperf-huge-burst.txt", "netperf", "tcp_rr"),  # first burst <5000 digits>
-    ("sockperf-huge-count.txt", "sockperf", "tcp_rr"),  # SentMessages=<5000 digits>
-])
+@pytest.mark.parametrize(
+    ("log", "fmt", "method"),
+    [
+        ("netperf-huge-burst.txt", "netperf", "tcp_rr"),  # first burst <5000 digits>
+        ("sockperf-huge-count.txt", "sockperf", "tcp_rr"),  # SentMessages=<5000 digits>
+    ],
+)
 def test_a_count_too_long_to_be_a_number_is_ignored_not_a_crash(tmp_path, log, fmt, method):
     # Protection: bounded digit runs in the parsers' regexes (int() of 5000 digits raised).
     shutil.copytree(BAD / "logs", tmp_path / "topo" / "logs")
-    path = _topology(tmp_path, f"links:\n  - sites: [a, b]\n    measurements:\n"
-                               f"      - {{method: {method}, request_bytes: 64, "
-                               f"file: logs/{log}, format: {fmt}}}\n")
+    path = _topology(
+        tmp_path,
+        f"links:\n  - sites: [a, b]\n    measurements:\n"
+        f"      - {{method: {method}, request_bytes: 64, "
+        f"file: logs/{log}, format: {fmt}}}\n",
+    )
     recommend_ok(path)
 
 
 def test_a_zero_local_commit_is_refused(tmp_path):
     # A commit cannot take 0 ms: Callaghan's bound would divide by it (Infinity in the JSON).
     path = tmp_path / "topology.yaml"
-    path.write_text("name: t\nsites:\n  - {name: a, nodes: 1}\nworkload:\n"
-                    "  local_commit_ms: 0\n  hot_rows: [{name: r, updates_per_s: 1}]\n")
+    path.write_text(
+        "name: t\nsites:\n  - {name: a, nodes: 1}\nworkload:\n"
+        "  local_commit_ms: 0\n  hot_rows: [{name: r, updates_per_s: 1}]\n"
+    )
     result = CliRunner().invoke(app, ["recommend", "--format", "json", str(path)])
     assert result.exit_code == 2
-    assert result.stderr == (f"advisor: {path}:5:20: workload.local_commit_ms: must be >= 0.001, "
-                             "got 0\n")
+    assert result.stderr == (
+        f"advisor: {path}:5:20: workload.local_commit_ms: must be >= 0.001, got 0\n"
+    )
 
 
 def recommend_strict(path: Path) -> None:
@@ -366,13 +424,19 @@ def test_a_plan_where_no_site_writes_works(tmp_path):
         "name: t\nsites:\n"
         "  - {name: a, location: {lat: 48.85, lon: 2.35}, writes: false}\n"
         "  - {name: b, location: {lat: 50.11, lon: 8.68}, writes: false, arbitrator: true}\n"
-        "  - {name: c, location: {lat: 52.52, lon: 13.40}, writes: false}\n")
+        "  - {name: c, location: {lat: 52.52, lon: 13.40}, writes: false}\n"
+    )
     recommend_strict(path)
 
 
 def test_a_vanishing_round_trip_works(tmp_path):
-    recommend_strict(_topology(tmp_path, "links:\n  - sites: [a, b]\n    measurements:\n"
-                                         "      - {method: icmp, samples_ms: [2.0e-308]}\n"))
+    recommend_strict(
+        _topology(
+            tmp_path,
+            "links:\n  - sites: [a, b]\n    measurements:\n"
+            "      - {method: icmp, samples_ms: [2.0e-308]}\n",
+        )
+    )
 
 
 def test_a_symlink_inside_the_folder_is_followed(tmp_path):
@@ -414,20 +478,35 @@ def _start_all() -> None:
         return
     _deadline.append(time.monotonic() + PARSE_TIMEOUT_S)
     for name, (fmt, expression) in HANG_CASES.items():
-        code = ("from advisor.errors import AdvisorError\n"
-                "from advisor.measurements import parse_measurement\n"
-                f"try:\n    parse_measurement({expression}, {fmt!r})\n"
-                "except AdvisorError:\n    pass\n")
-        _started[name] = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, text=True,
-                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        code = (
+            "from advisor.errors import AdvisorError\n"
+            "from advisor.measurements import parse_measurement\n"
+            f"try:\n    parse_measurement({expression}, {fmt!r})\n"
+            "except AdvisorError:\n    pass\n"
+        )
+        _started[name] = subprocess.Popen(
+            [sys.executable, "-c", code],
+            cwd=REPO,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, raises=Crash,
-                                            reason="quadratic regex (see the issue-7 report)"))
-    if n in KNOWN_HANGS else n
-    for n in HANG_CASES
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            n,
+            marks=pytest.mark.xfail(
+                strict=True, raises=Crash, reason="quadratic regex (see the issue-7 report)"
+            ),
+        )
+        if n in KNOWN_HANGS
+        else n
+        for n in HANG_CASES
+    ],
+)
 def test_parsers_do_not_hang_on_pathological_text(name):
     _start_all()  # every case runs at once, against one deadline: one timeout at most
     process = _started[name]
@@ -436,8 +515,9 @@ def test_parsers_do_not_hang_on_pathological_text(name):
     except subprocess.TimeoutExpired:
         process.kill()
         process.communicate()
-        raise Crash(f"{name}: still parsing after {PARSE_TIMEOUT_S} s (a quadratic regex?)"
-                    ) from None
+        raise Crash(
+            f"{name}: still parsing after {PARSE_TIMEOUT_S} s (a quadratic regex?)"
+        ) from None
     if process.returncode != 0:
         raise Crash(stderr[-500:])
 
@@ -451,5 +531,6 @@ def test_a_measurement_with_too_many_samples_is_refused(tmp_path):
     path.write_text("1.0\n" * 101)
     with pytest.raises(AdvisorError) as caught:
         parse_file(path, "samples", max_samples=100)
-    assert str(caught.value) == (f"{path}: holds 101 samples, more than the limit of 100 per "
-                                 "measurement")
+    assert str(caught.value) == (
+        f"{path}: holds 101 samples, more than the limit of 100 per measurement"
+    )

@@ -34,8 +34,11 @@ def test_smoke_runs_every_benchmark_and_writes_both_tables(tmp_path, capsys, cal
     assert len(speed_rows) == 6
     assert "`recommend()`, 4 sites, 6 links x 500 samples" in text
     assert "1,000 points on paris-frankfurt" in text
-    fidelity_rows = [line for line in text.splitlines()
-                     if line.startswith("| ") and line.count("|") == 8 and "---" not in line]
+    fidelity_rows = [
+        line
+        for line in text.splitlines()
+        if line.startswith("| ") and line.count("|") == 8 and "---" not in line
+    ]
     assert len(fidelity_rows) == len(calibration) + 1  # with the header
     median = statistics.median(abs(r.error) for r in calibration)
     assert f"**Median absolute error: {median:.1%}** over {len(calibration)} rows" in text
@@ -69,10 +72,14 @@ def test_rows_off_by_more_than_25_percent_carry_their_reason_and_fix():
     unknown = _row(0.40, 0.5, "a new case")
     text = fidelity.markdown([known, unknown, _row(0.01)])
     assert "| field insert-intercontinental | q | ms | 52.00 | 100.0 | -48.0% ⚠ | ±60% |" in text
-    assert ("- **field insert-intercontinental, q** (-48.0%). Why: no RTT was published. "
-            "What would fix it: measure the link") in text
-    assert ("- **a new case, q** (+40.0%). Why: no reason recorded with the case. "
-            "What would fix it: no fix recorded yet: investigate this case.") in text
+    assert (
+        "- **field insert-intercontinental, q** (-48.0%). Why: no RTT was published. "
+        "What would fix it: measure the link"
+    ) in text
+    assert (
+        "- **a new case, q** (+40.0%). Why: no reason recorded with the case. "
+        "What would fix it: no fix recorded yet: investigate this case."
+    ) in text
     assert "**Median absolute error: 40.0%** over 3 rows (target ≤ 15%: **missed**)" in text
 
 
@@ -87,7 +94,8 @@ def test_every_calibration_case_has_rows(tmp_path, calibration):
     vendored = speed.REPO / "benchmarks" / "calibration"
     assert fidelity.uncovered_cases(calibration, vendored) == []
     (tmp_path / "field-data.yaml").write_text(
-        "cases:\n  - id: new-field-case\n  - id: propagation\n")
+        "cases:\n  - id: new-field-case\n  - id: propagation\n"
+    )
     assert fidelity.uncovered_cases(calibration, tmp_path) == ["new-field-case"]
 
 

@@ -23,15 +23,16 @@ def child(root: ET.Element, tag: str) -> ET.Element:
 
 
 def rtt(marks: tuple[charts.Mark, ...] = ()) -> str:
-    series = [charts.Series("ping <measured>", [0.30103, 1.0, 2.0], [9.8, 10.0, 60.0]),
-              charts.Series("write set", [0.30103, 2.0], [10.0, 12.0], dashed=True)]
+    series = [
+        charts.Series("ping <measured>", [0.30103, 1.0, 2.0], [9.8, 10.0, 60.0]),
+        charts.Series("write set", [0.30103, 2.0], [10.0, 12.0], dashed=True),
+    ]
     return charts.rtt_chart("rtt-1", "Round trip a - b", "p50 9.8 ms", series, list(marks))
 
 
 def test_nines_and_percentile_names() -> None:
     assert charts.nines([0.5, 0.9, 0.99, 0.999]).round(4).tolist() == [0.301, 1.0, 2.0, 3.0]
-    assert [charts._percentile_name(k) for k in (1, 2, 3, 4)] == ["p90", "p99", "p99.9",
-                                                                   "p99.99"]
+    assert [charts._percentile_name(k) for k in (1, 2, 3, 4)] == ["p90", "p99", "p99.9", "p99.99"]
 
 
 def test_rtt_chart_is_accessible_xml_with_a_line_per_series() -> None:
@@ -68,8 +69,13 @@ def test_rtt_chart_is_deterministic_and_escapes_markup() -> None:
 
 
 def test_hot_row_chart_colours_and_words_for_bars_under_the_need() -> None:
-    svg = charts.hot_row_chart("hot-row-1", 'Hot row "x"', "desc", 50.0, [
-        charts.Bar("one cluster", 10.0, 8.0), charts.Bar("per site", 1000.0, 700.0)])
+    svg = charts.hot_row_chart(
+        "hot-row-1",
+        'Hot row "x"',
+        "desc",
+        50.0,
+        [charts.Bar("one cluster", 10.0, 8.0), charts.Bar("per site", 1000.0, 700.0)],
+    )
     root = parse(svg)
     bars = [r for r in root.iter(f"{SVG}rect") if r.get("fill-opacity") == "0.85"]
     assert [b.get("fill") for b in bars] == ["#c62828", "#2e7d32"]
@@ -81,11 +87,22 @@ def test_hot_row_chart_colours_and_words_for_bars_under_the_need() -> None:
 
 
 def test_topology_chart_boxes_nodes_and_dashed_async_links() -> None:
-    boxes = [charts.Box("cluster a_b", [charts.Node("a", "3 nodes"), charts.Node("b", "3 nodes"),
-                                        charts.Node("w", "garbd", dashed=True)]),
-             charts.Box("cluster c", [charts.Node("c <&>", "3 nodes")])]
-    edges = [charts.Edge((0, 0), (0, 1), "1.00 ms"), charts.Edge((0, 0), (0, 2), "2.00 ms"),
-             charts.Edge((0, 0), (1, 0), "async 9.76 ms", dashed=True)]
+    boxes = [
+        charts.Box(
+            "cluster a_b",
+            [
+                charts.Node("a", "3 nodes"),
+                charts.Node("b", "3 nodes"),
+                charts.Node("w", "garbd", dashed=True),
+            ],
+        ),
+        charts.Box("cluster c", [charts.Node("c <&>", "3 nodes")]),
+    ]
+    edges = [
+        charts.Edge((0, 0), (0, 1), "1.00 ms"),
+        charts.Edge((0, 0), (0, 2), "2.00 ms"),
+        charts.Edge((0, 0), (1, 0), "async 9.76 ms", dashed=True),
+    ]
     svg = charts.topology_chart("topology", "Topology", "two clusters", boxes, edges)
     root = parse(svg)
     assert len([r for r in root.iter(f"{SVG}rect") if r.get("rx") == "10"]) == 2

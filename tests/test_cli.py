@@ -254,8 +254,14 @@ def test_doc_writes_documents_and_configuration(cli, tmp_path):
     result = cli("doc", PARIS, "-o", out)
     assert result.exit_code == 0
     written = {Path(line).relative_to(out).as_posix() for line in result.stdout.splitlines()}
-    assert {"design.md", "design.html", "adr.md", "config/garbd.conf", "config/proxysql.sql",
-            "config/sysctl-advisor.conf"} <= written
+    assert {
+        "design.md",
+        "design.html",
+        "adr.md",
+        "config/garbd.conf",
+        "config/proxysql.sql",
+        "config/sysctl-advisor.conf",
+    } <= written
     assert (out / "design.md").read_text().startswith("# Design: paris-frankfurt")
     # Writing again over the tool's own files is fine; over a file a person changed is not.
     assert cli("doc", PARIS, "-o", out).exit_code == 0
@@ -276,8 +282,8 @@ def test_doc_formats_and_user_templates(cli, tmp_path):
     templates = tmp_path / "templates"
     templates.mkdir()
     (templates / "design.md.j2").write_text(
-        '{% extends "default/design.md.j2" %}{% block consequences %}## Our notes\n'
-        "{% endblock %}")
+        '{% extends "default/design.md.j2" %}{% block consequences %}## Our notes\n{% endblock %}'
+    )
     custom = cli("doc", US_EU, "-o", tmp_path / "c", "--format", "md", "--templates", templates)
     assert custom.exit_code == 0
     text = (tmp_path / "c" / "design.md").read_text()
@@ -290,8 +296,10 @@ def test_measurement_files_outside_the_folder_need_measurements_root(cli, tmp_pa
     (shared / "ab.txt").write_text("9.8\n10.1\n" * 300)  # 2,700 bytes
     topo = tmp_path / "site" / "topology.yaml"
     topo.parent.mkdir()
-    topo.write_text("name: t\nsites: [{name: a}, {name: b}]\nlinks:\n  - sites: [a, b]\n"
-                    "    measurements: [{method: icmp, file: ../shared/ab.txt, format: samples}]\n")
+    topo.write_text(
+        "name: t\nsites: [{name: a}, {name: b}]\nlinks:\n  - sites: [a, b]\n"
+        "    measurements: [{method: icmp, file: ../shared/ab.txt, format: samples}]\n"
+    )
     refused = cli("recommend", topo)
     assert refused.exit_code == 2
     assert "outside the topology's folder" in refused.stderr

@@ -23,10 +23,12 @@ from advisor.errors import AdvisorError
 VARIABLES = {
     "version": "8.0.36-28.1",
     "version_comment": "Percona XtraDB Cluster (GPL), Release rel28, WSREP version 26.1.4.3",
-    "wsrep_on": "ON", "wsrep_provider": "/usr/lib/galera4/libgalera_smm.so",
-    "wsrep_provider_options":
-        "evs.send_window = 10; evs.user_send_window = 4; gcs.fc_limit = 100; ",
-    "log_bin": "OFF", "binlog_format": "ROW", "log_slave_updates": "ON",
+    "wsrep_on": "ON",
+    "wsrep_provider": "/usr/lib/galera4/libgalera_smm.so",
+    "wsrep_provider_options": "evs.send_window = 10; evs.user_send_window = 4; gcs.fc_limit = 100; ",
+    "log_bin": "OFF",
+    "binlog_format": "ROW",
+    "log_slave_updates": "ON",
     "performance_schema": "ON",
 }
 
@@ -34,8 +36,9 @@ VARIABLES = {
 class FakeServer:
     """Answers the statements collect sends, from scripted variables and status."""
 
-    def __init__(self, variables: dict[str, str],
-                 status: Callable[[int], dict[str, str] | Exception]) -> None:
+    def __init__(
+        self, variables: dict[str, str], status: Callable[[int], dict[str, str] | Exception]
+    ) -> None:
         self.variables = variables
         self.status = status
         self.status_calls = 0
@@ -96,11 +99,16 @@ class FakeConnection:
 
 def _status(call: int) -> dict[str, str]:
     return {
-        "Uptime": str(1000 + call), "wsrep_replicated": str(10 * call),
-        "wsrep_received": str(20 * call), "wsrep_replicated_bytes": str(5000 * call),
-        "wsrep_received_bytes": str(10000 * call), "wsrep_cluster_size": "3",
-        "wsrep_cluster_status": "Primary", "wsrep_connected": "ON",
-        "wsrep_provider_version": "26.4.16(r7dce5149)", "wsrep_gmcast_segment": "2",
+        "Uptime": str(1000 + call),
+        "wsrep_replicated": str(10 * call),
+        "wsrep_received": str(20 * call),
+        "wsrep_replicated_bytes": str(5000 * call),
+        "wsrep_received_bytes": str(10000 * call),
+        "wsrep_cluster_size": "3",
+        "wsrep_cluster_status": "Primary",
+        "wsrep_connected": "ON",
+        "wsrep_provider_version": "26.4.16(r7dce5149)",
+        "wsrep_gmcast_segment": "2",
     }
 
 
@@ -131,11 +139,16 @@ def test_performance_schema_fallback_when_binary_logging_is_off(server: FakeServ
     assert evidence.hot_row_source == "performance_schema"
     assert evidence.server.flavor == "pxc"
     assert evidence.server.galera_version == "26.4.16"
-    assert evidence.server.provider_options == {"evs.send_window": 10,
-                                                "evs.user_send_window": 4, "gcs.fc_limit": 100}
+    assert evidence.server.provider_options == {
+        "evs.send_window": 10,
+        "evs.user_send_window": 4,
+        "gcs.fc_limit": 100,
+    }
     assert [row.name for row in evidence.hot_rows] == ["hot.t (whole table)"]
-    assert evidence.notes[0].startswith("hot rows: binary logging is off (log_bin=OFF); fell "
-                                        "back to performance_schema table counts")
+    assert evidence.notes[0].startswith(
+        "hot rows: binary logging is off (log_bin=OFF); fell "
+        "back to performance_schema table counts"
+    )
     assert evidence.status.samples == server.status_calls - 1  # one read before the run
     assert evidence.status.segment == 2
     assert evidence.ended_early is False
@@ -148,7 +161,8 @@ def test_no_hot_row_source_is_said_not_failed(server: FakeServer) -> None:
     assert evidence.hot_rows == []
     assert evidence.notes == [
         "hot rows: binary logging is off (log_bin=OFF) and performance_schema is OFF; no hot "
-        "rows collected (add workload.hot_rows by hand, or enable either)"]
+        "rows collected (add workload.hot_rows by hand, or enable either)"
+    ]
 
 
 def test_not_a_galera_node_is_one_error_before_any_sampling(server: FakeServer) -> None:
@@ -162,14 +176,17 @@ def test_not_a_galera_node_is_one_error_before_any_sampling(server: FakeServer) 
 def test_missing_binlog_monitor_privilege_is_named(server: FakeServer) -> None:
     server.variables["log_bin"] = "ON"
     server.master_status = pymysql.err.OperationalError(
-        1227, "Access denied; you need (at least one of) the SUPER, BINLOG MONITOR privilege(s) "
-              "for this operation")
+        1227,
+        "Access denied; you need (at least one of) the SUPER, BINLOG MONITOR privilege(s) "
+        "for this operation",
+    )
     with pytest.raises(AdvisorError) as caught:
         api.collect(TARGET, interval_s=0.01, duration_s=0.03)
     assert str(caught.value) == (
         "missing privilege for SHOW MASTER STATUS (binlog position) on advisor@db1:3306: Access "
         "denied; you need (at least one of) the SUPER, BINLOG MONITOR privilege(s) for this "
-        "operation (GRANT it to advisor, or run as a user that has it)")
+        "operation (GRANT it to advisor, or run as a user that has it)"
+    )
 
 
 def test_stop_event_ends_early_with_what_was_gathered(server: FakeServer) -> None:
@@ -228,8 +245,9 @@ def test_other_errors_while_sampling_are_reported_not_retried(server: FakeServer
 class FakeReader:
     """Stands in for BinlogReader: already holds the rows and transactions of a run."""
 
-    def __init__(self, settings: ConnectionSettings, log_file: str, log_pos: int,
-                 stop: threading.Event) -> None:
+    def __init__(
+        self, settings: ConnectionSettings, log_file: str, log_pos: int, stop: threading.Event
+    ) -> None:
         assert (log_file, log_pos) == ("mysql-bin.000001", 4)
         self.ready = threading.Event()
         self.ready.set()
@@ -255,7 +273,8 @@ class FakeReader:
 
 
 def test_binlog_source_gives_rows_and_scaled_write_set_sizes(
-        server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     server.variables["log_bin"] = "ON"
     monkeypatch.setattr(api, "BinlogReader", FakeReader)
     evidence = api.collect(TARGET, interval_s=0.01, duration_s=0.05)
@@ -271,9 +290,18 @@ def test_binlog_source_gives_rows_and_scaled_write_set_sizes(
 # -- the command --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "seconds"), [
-    ("10s", 10.0), ("10m", 600.0), ("1h", 3600.0), ("500ms", 0.5), ("1m30s", 90.0),
-    ("2.5", 2.5), (" 10S ", 10.0)])
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("10s", 10.0),
+        ("10m", 600.0),
+        ("1h", 3600.0),
+        ("500ms", 0.5),
+        ("1m30s", 90.0),
+        ("2.5", 2.5),
+        (" 10S ", 10.0),
+    ],
+)
 def test_durations(text: str, seconds: float) -> None:
     assert parse_duration_s(text) == seconds
 
@@ -282,21 +310,31 @@ def test_durations(text: str, seconds: float) -> None:
 def test_bad_durations_are_one_line_errors(text: str) -> None:
     with pytest.raises(AdvisorError) as caught:
         parse_duration_s(text, "--interval")
-    assert str(caught.value) == ("--interval: expected a positive duration such as 10s, 10m, "
-                                 f"1h or 500ms, got {text!r}")
+    assert str(caught.value) == (
+        f"--interval: expected a positive duration such as 10s, 10m, 1h or 500ms, got {text!r}"
+    )
 
 
-@pytest.mark.parametrize(("arguments", "message"), [
-    ({"output": Path("a.yaml"), "into": Path("b.yaml")},
-     "give either -o FILE or --into FILE, not both"),
-    ({"interval": "1m", "duration": "10s"}, "--interval (1m) must not exceed --duration (10s)"),
-    ({"password_env": "ADVISOR_TEST_UNSET_VARIABLE"},
-     "--password-env: environment variable ADVISOR_TEST_UNSET_VARIABLE is not set"),
-    ({"user": None}, "give --user (or user= in the [client] group of --defaults-file)"),
-    ({"into": Path("/nonexistent/topology.yaml")},
-     "--into: no such file '/nonexistent/topology.yaml' (use -o to write a new one)"),
-    ({"ssl_ca": Path("/nonexistent/ca.pem")}, "--ssl-ca: no such file '/nonexistent/ca.pem'"),
-])
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (
+            {"output": Path("a.yaml"), "into": Path("b.yaml")},
+            "give either -o FILE or --into FILE, not both",
+        ),
+        ({"interval": "1m", "duration": "10s"}, "--interval (1m) must not exceed --duration (10s)"),
+        (
+            {"password_env": "ADVISOR_TEST_UNSET_VARIABLE"},
+            "--password-env: environment variable ADVISOR_TEST_UNSET_VARIABLE is not set",
+        ),
+        ({"user": None}, "give --user (or user= in the [client] group of --defaults-file)"),
+        (
+            {"into": Path("/nonexistent/topology.yaml")},
+            "--into: no such file '/nonexistent/topology.yaml' (use -o to write a new one)",
+        ),
+        ({"ssl_ca": Path("/nonexistent/ca.pem")}, "--ssl-ca: no such file '/nonexistent/ca.pem'"),
+    ],
+)
 def test_usage_errors_before_connecting(arguments: dict[str, Any], message: str) -> None:
     with pytest.raises(AdvisorError) as caught:
         collect_command(**{"user": "advisor", **arguments})
@@ -311,10 +349,18 @@ def test_refused_connection_without_the_password(monkeypatch: pytest.MonkeyPatch
         port = sock.getsockname()[1]
     monkeypatch.setenv("ADVISOR_TEST_PW", "hunter2-secret")
     with pytest.raises(AdvisorError) as caught:
-        collect_command(host="127.0.0.1", port=port, user="advisor",
-                        password_env="ADVISOR_TEST_PW", duration="1s", interval="1s")
-    assert str(caught.value) == (f"cannot connect to advisor@127.0.0.1:{port}: connection "
-                                 "refused (is the server running and reachable there?)")
+        collect_command(
+            host="127.0.0.1",
+            port=port,
+            user="advisor",
+            password_env="ADVISOR_TEST_PW",
+            duration="1s",
+            interval="1s",
+        )
+    assert str(caught.value) == (
+        f"cannot connect to advisor@127.0.0.1:{port}: connection "
+        "refused (is the server running and reachable there?)"
+    )
 
 
 def _app() -> typer.Typer:
@@ -323,13 +369,24 @@ def _app() -> typer.Typer:
     return app
 
 
-def test_command_writes_a_file_and_merges_into_one(server: FakeServer, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_command_writes_a_file_and_merges_into_one(
+    server: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ADVISOR_TEST_PW", "hunter2-secret")
     out = tmp_path / "collected.yaml"
     runner = CliRunner()
-    common = ["--host", "db1", "--user", "advisor", "--password-env", "ADVISOR_TEST_PW",
-              "--interval", "10ms", "--duration", "50ms"]
+    common = [
+        "--host",
+        "db1",
+        "--user",
+        "advisor",
+        "--password-env",
+        "ADVISOR_TEST_PW",
+        "--interval",
+        "10ms",
+        "--duration",
+        "50ms",
+    ]
     result = runner.invoke(_app(), [*common, "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert "hunter2-secret" not in result.output + out.read_text()
@@ -338,14 +395,16 @@ def test_command_writes_a_file_and_merges_into_one(server: FakeServer, tmp_path:
     target.write_text("name: t  # mine\nsites:\n  - name: a\n    nodes: 3\n")
     result = runner.invoke(_app(), [*common, "--into", str(target)])
     assert result.exit_code == 0, result.output
-    assert target.read_text().startswith("name: t  # mine\nsites:\n  - name: a\n    nodes: 3\n\n"
-                                         "workload:\n")
+    assert target.read_text().startswith(
+        "name: t  # mine\nsites:\n  - name: a\n    nodes: 3\n\nworkload:\n"
+    )
     assert f"updated workload and galera in {target}" in result.output
 
 
 def test_command_prints_to_standard_output_by_default(server: FakeServer) -> None:
-    result = CliRunner().invoke(_app(), ["--host", "db1", "--user", "advisor", "--interval",
-                                         "10ms", "--duration", "30ms"])
+    result = CliRunner().invoke(
+        _app(), ["--host", "db1", "--user", "advisor", "--interval", "10ms", "--duration", "30ms"]
+    )
     assert result.exit_code == 0, result.output
     assert "\nworkload:\n" in result.output and "\ngalera:\n" in result.output
 
@@ -359,19 +418,21 @@ class LaggingReader(FakeReader):
         return (self.log_file, self.log_pos) >= position
 
 
-def test_a_reader_left_behind_is_said(server: FakeServer,
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_reader_left_behind_is_said(server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
     server.variables["log_bin"] = "ON"
     monkeypatch.setattr(api, "BinlogReader", LaggingReader)
     starts = iter([[("mysql-bin.000001", 4)]])
 
-    def answer(sql: str, original: Callable[[str], list[tuple[Any, ...]]] = server.answer
-               ) -> list[tuple[Any, ...]]:
+    def answer(
+        sql: str, original: Callable[[str], list[tuple[Any, ...]]] = server.answer
+    ) -> list[tuple[Any, ...]]:
         if sql == "SHOW MASTER STATUS":
             return next(starts, [("mysql-bin.000002", 900)])
         return original(sql)
 
     monkeypatch.setattr(server, "answer", answer)
     evidence = api.collect(TARGET, interval_s=0.01, duration_s=0.03)
-    assert ("the binary log reader had reached mysql-bin.000001:4 of mysql-bin.000002:900 when "
-            "the run ended; hot-row counts miss the rest") in evidence.notes
+    assert (
+        "the binary log reader had reached mysql-bin.000001:4 of mysql-bin.000002:900 when "
+        "the run ended; hot-row counts miss the rest"
+    ) in evidence.notes

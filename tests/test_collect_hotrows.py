@@ -78,7 +78,12 @@ def test_row_names_fit_the_topology_limit() -> None:
 
 def test_round_rate_keeps_three_significant_digits() -> None:
     assert [round_rate(v) for v in (0.0, 0.012345, 1.2345, 40.04, 1234.5)] == [
-        0.0, 0.0123, 1.23, 40.0, 1234.0]
+        0.0,
+        0.0123,
+        1.23,
+        40.0,
+        1234.0,
+    ]
 
 
 def test_table_changes_from_performance_schema_rows() -> None:

@@ -52,8 +52,11 @@ VARIABLES = {
     "log_slave_updates": "ON",
     "performance_schema": "OFF",
 }
-STATUS = {"wsrep_provider_version": "4.23(rXXXX)", "wsrep_cluster_status": "Primary",
-          "wsrep_connected": "ON"}
+STATUS = {
+    "wsrep_provider_version": "4.23(rXXXX)",
+    "wsrep_cluster_status": "Primary",
+    "wsrep_connected": "ON",
+}
 
 
 def test_server_info_from_a_mariadb_galera_node() -> None:
@@ -81,20 +84,33 @@ def test_every_collected_option_is_accepted_by_the_topology_checks() -> None:
 @pytest.mark.parametrize(
     ("variables", "status", "message"),
     [
-        ({"version": "8.0.36"}, {},
-         "u@h:3306 is not a Galera node: it has no wsrep variables (expected MariaDB Galera, "
-         "Percona XtraDB Cluster or MySQL-wsrep)"),
-        ({**VARIABLES, "wsrep_on": "OFF"}, STATUS,
-         "u@h:3306 is not a Galera member: wsrep_on is OFF"),
-        ({**VARIABLES, "wsrep_provider": "none"}, STATUS,
-         "u@h:3306 is not a Galera member: wsrep_provider is none"),
-        (VARIABLES, {**STATUS, "wsrep_cluster_status": "Disconnected", "wsrep_connected": "OFF"},
-         "u@h:3306 is not connected to a Galera cluster (wsrep_cluster_status Disconnected, "
-         "wsrep_connected OFF)"),
+        (
+            {"version": "8.0.36"},
+            {},
+            "u@h:3306 is not a Galera node: it has no wsrep variables (expected MariaDB Galera, "
+            "Percona XtraDB Cluster or MySQL-wsrep)",
+        ),
+        (
+            {**VARIABLES, "wsrep_on": "OFF"},
+            STATUS,
+            "u@h:3306 is not a Galera member: wsrep_on is OFF",
+        ),
+        (
+            {**VARIABLES, "wsrep_provider": "none"},
+            STATUS,
+            "u@h:3306 is not a Galera member: wsrep_provider is none",
+        ),
+        (
+            VARIABLES,
+            {**STATUS, "wsrep_cluster_status": "Disconnected", "wsrep_connected": "OFF"},
+            "u@h:3306 is not connected to a Galera cluster (wsrep_cluster_status Disconnected, "
+            "wsrep_connected OFF)",
+        ),
     ],
 )
-def test_not_a_galera_member(variables: dict[str, str], status: dict[str, str],
-                             message: str) -> None:
+def test_not_a_galera_member(
+    variables: dict[str, str], status: dict[str, str], message: str
+) -> None:
     with pytest.raises(AdvisorError) as caught:
         server_info(variables, status, "u@h:3306")
     assert str(caught.value) == message
@@ -103,8 +119,11 @@ def test_not_a_galera_member(variables: dict[str, str], status: dict[str, str],
 @pytest.mark.parametrize(
     ("version", "comment", "flavor"),
     [
-        ("8.0.36-28.1", "Percona XtraDB Cluster (GPL), Release rel28, Revision bfb687f, "
-         "WSREP version 26.1.4.3", "pxc"),
+        (
+            "8.0.36-28.1",
+            "Percona XtraDB Cluster (GPL), Release rel28, Revision bfb687f, WSREP version 26.1.4.3",
+            "pxc",
+        ),
         ("5.7.44-31.65", "Percona XtraDB Cluster binary (GPL) 5.7.44-31.65, wsrep_31.65", "pxc"),
         ("10.6.16-MariaDB-log", "MariaDB Server", "mariadb"),
         ("10.11.19-MariaDB-0+deb12u1-log", "Debian 12", "mariadb"),
@@ -117,8 +136,15 @@ def test_flavor_detection(version: str, comment: str, flavor: str) -> None:
 
 @pytest.mark.parametrize(
     ("reported", "version"),
-    [("26.4.16(r7dce5149)", "26.4.16"), ("4.23(rXXXX)", "26.4.23"), ("3.37(rb3ebc06)", "25.3.37"),
-     ("25.3.29", "25.3.29"), ("", None), (None, None), ("unknown", None)],
+    [
+        ("26.4.16(r7dce5149)", "26.4.16"),
+        ("4.23(rXXXX)", "26.4.23"),
+        ("3.37(rb3ebc06)", "25.3.37"),
+        ("25.3.29", "25.3.29"),
+        ("", None),
+        (None, None),
+        ("unknown", None),
+    ],
 )
 def test_galera_version_as_format_spells_it(reported: str | None, version: str | None) -> None:
     assert galera_version(reported) == version
@@ -137,23 +163,35 @@ def test_password_is_not_in_repr_or_description() -> None:
 @pytest.mark.parametrize(
     ("error", "message"),
     [
-        (pymysql.err.OperationalError(
-            2003, "Can't connect to MySQL server on 'db1' ([Errno 111] Connection refused)"),
-         "cannot connect to advisor@db1:3307: connection refused (is the server running and "
-         "reachable there?)"),
-        (pymysql.err.OperationalError(
-            1045, "Access denied for user 'advisor'@'10.0.0.9' (using password: YES)"),
-         "access denied for advisor@db1:3307: check the user and the password "
-         "(--password-env VAR or --defaults-file)"),
-        (pymysql.err.OperationalError(
-            1227, "Access denied; you need (at least one of) the REPLICATION SLAVE privilege(s) "
-            "for this operation"),
-         "missing privilege for reading the binary log on advisor@db1:3307: Access denied; you "
-         "need (at least one of) the REPLICATION SLAVE privilege(s) for this operation (GRANT "
-         "it to advisor, or run as a user that has it)"),
-        (pymysql.err.OperationalError(2013, "Lost connection to MySQL server during query"),
-         "lost the connection to advisor@db1:3307 while reading the binary log: Lost connection "
-         "to MySQL server during query"),
+        (
+            pymysql.err.OperationalError(
+                2003, "Can't connect to MySQL server on 'db1' ([Errno 111] Connection refused)"
+            ),
+            "cannot connect to advisor@db1:3307: connection refused (is the server running and "
+            "reachable there?)",
+        ),
+        (
+            pymysql.err.OperationalError(
+                1045, "Access denied for user 'advisor'@'10.0.0.9' (using password: YES)"
+            ),
+            "access denied for advisor@db1:3307: check the user and the password "
+            "(--password-env VAR or --defaults-file)",
+        ),
+        (
+            pymysql.err.OperationalError(
+                1227,
+                "Access denied; you need (at least one of) the REPLICATION SLAVE privilege(s) "
+                "for this operation",
+            ),
+            "missing privilege for reading the binary log on advisor@db1:3307: Access denied; you "
+            "need (at least one of) the REPLICATION SLAVE privilege(s) for this operation (GRANT "
+            "it to advisor, or run as a user that has it)",
+        ),
+        (
+            pymysql.err.OperationalError(2013, "Lost connection to MySQL server during query"),
+            "lost the connection to advisor@db1:3307 while reading the binary log: Lost connection "
+            "to MySQL server during query",
+        ),
     ],
 )
 def test_errors_are_one_line_and_name_the_fix(error: pymysql.err.MySQLError, message: str) -> None:
@@ -176,11 +214,17 @@ def test_query_refuses_anything_but_show_and_select() -> None:
 
 def test_defaults_file_fills_what_the_command_line_left_unset(tmp_path: Path) -> None:
     cnf = tmp_path / "advisor.cnf"
-    cnf.write_text("[mysql]\nuser = other\n[client]\nuser = advisor\npassword = \"p w;#x\"\n"
-                   "host = db2\nport = 3308\nssl_ca = /etc/ca.pem\n")
+    cnf.write_text(
+        '[mysql]\nuser = other\n[client]\nuser = advisor\npassword = "p w;#x"\n'
+        "host = db2\nport = 3308\nssl_ca = /etc/ca.pem\n"
+    )
     from_file = read_defaults_file(cnf, ConnectionSettings())
     assert (from_file.user, from_file.password, from_file.host, from_file.port) == (
-        "advisor", "p w;#x", "db2", 3308)
+        "advisor",
+        "p w;#x",
+        "db2",
+        3308,
+    )
     assert from_file.ssl_ca == Path("/etc/ca.pem")
     explicit = read_defaults_file(cnf, ConnectionSettings(host="db9", port=3310, user="me"))
     assert (explicit.user, explicit.host, explicit.port) == ("me", "db9", 3310)
@@ -195,8 +239,9 @@ def test_defaults_file_errors(tmp_path: Path) -> None:
     no_client.write_text("[mysqld]\nport = 3306\n")
     with pytest.raises(AdvisorError) as caught:
         read_defaults_file(no_client, ConnectionSettings())
-    assert str(caught.value) == (f"{no_client}: no [client] group: expected user=, password= "
-                                 "(and host=, port=)")
+    assert str(caught.value) == (
+        f"{no_client}: no [client] group: expected user=, password= (and host=, port=)"
+    )
     bad_port = tmp_path / "port.cnf"
     bad_port.write_text("[client]\nport = many\n")
     with pytest.raises(AdvisorError) as caught:

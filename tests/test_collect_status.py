@@ -36,8 +36,13 @@ RECORDED = {
     "Uptime": [1000, 1010, 1020, 1030, 1040],
     "wsrep_replicated": [500, 700, 1100, 1300, 1400],
     "wsrep_received": [1000, 1100, 1300, 1400, 1500],
-    "wsrep_replicated_bytes": [10**6, 10**6 + 100000, 10**6 + 300000, 10**6 + 400000,
-                               10**6 + 450000],
+    "wsrep_replicated_bytes": [
+        10**6,
+        10**6 + 100000,
+        10**6 + 300000,
+        10**6 + 400000,
+        10**6 + 450000,
+    ],
     "wsrep_received_bytes": [0, 200000, 600000, 800000, 1000000],
     "wsrep_local_commits": [400, 600, 1000, 1200, 1300],
     "wsrep_flow_control_paused_ns": [0, 0, 5 * 10**9, 5 * 10**9, 7 * 10**9],
@@ -142,11 +147,13 @@ def test_node_restart_mid_run_drops_the_interval_instead_of_a_negative_rate() ->
 def test_restart_with_counters_that_grew_anyway_gives_no_huge_rate() -> None:
     # Uptime grew 5 s over 10 s of wall clock: the server restarted although no counter
     # went down; the jump to 10**6 must not become a rate.
-    samples = _samples({
-        "Uptime": [100, 110, 115, 125],
-        "wsrep_replicated": [10, 20, 10**6, 10**6 + 10],
-        "wsrep_received": [0, 0, 0, 0],
-    })
+    samples = _samples(
+        {
+            "Uptime": [100, 110, 115, 125],
+            "wsrep_replicated": [10, 20, 10**6, 10**6 + 10],
+            "wsrep_received": [0, 0, 0, 0],
+        }
+    )
     summary = summarise_status(samples)
     assert summary.restarts == 1
     assert summary.commits_per_s.peak == pytest.approx(1.0)
@@ -161,11 +168,13 @@ def test_counter_reset_without_restart_drops_only_that_counter() -> None:
 
 
 def test_a_lost_sample_leaves_a_gap_not_a_zero() -> None:
-    samples = _samples({
-        "Uptime": [100, 110, None, 130],
-        "wsrep_replicated": [0, 100, None, 300],
-        "wsrep_received": [0, 0, None, 0],
-    })
+    samples = _samples(
+        {
+            "Uptime": [100, 110, None, 130],
+            "wsrep_replicated": [0, 100, None, 300],
+            "wsrep_received": [0, 0, None, 0],
+        }
+    )
     summary = summarise_status(samples)
     assert summary.intervals_used == 1
     assert summary.commits_per_s.avg == pytest.approx(10.0)

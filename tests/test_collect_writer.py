@@ -20,12 +20,16 @@ from advisor.errors import AdvisorError
 from advisor.inputs.loading import load_topology
 
 VARIABLES = {
-    "version": "10.11.19-MariaDB-0+deb12u1-log", "version_comment": "Debian 12",
-    "wsrep_on": "ON", "wsrep_provider": "/usr/lib/galera/libgalera_smm.so",
+    "version": "10.11.19-MariaDB-0+deb12u1-log",
+    "version_comment": "Debian 12",
+    "wsrep_on": "ON",
+    "wsrep_provider": "/usr/lib/galera/libgalera_smm.so",
     "wsrep_provider_options": "evs.send_window = 4; evs.user_send_window = 2; "
-                              "evs.suspect_timeout = PT5S; gcs.fc_limit = 16; "
-                              "gcs.fc_single_primary = no; gmcast.segment = 0; ",
-    "log_bin": "ON", "binlog_format": "ROW", "log_slave_updates": "ON",
+    "evs.suspect_timeout = PT5S; gcs.fc_limit = 16; "
+    "gcs.fc_single_primary = no; gmcast.segment = 0; ",
+    "log_bin": "ON",
+    "binlog_format": "ROW",
+    "log_slave_updates": "ON",
     "performance_schema": "OFF",
 }
 STATUS = {"wsrep_provider_version": "4.23(rXXXX)", "wsrep_cluster_status": "Primary"}
@@ -43,8 +47,7 @@ def _evidence(hot_rows: list[HotRowRate] | None = None) -> CollectedEvidence:
         "wsrep_gmcast_segment": [0, 0, 0],
         "wsrep_evs_repl_latency": ["0.0001/0.0004/0.002/0.0001/120"] * 3,
     }
-    samples = [StatusSample(10.0 * i, {k: str(v[i]) for k, v in columns.items()})
-               for i in range(3)]
+    samples = [StatusSample(10.0 * i, {k: str(v[i]) for k, v in columns.items()}) for i in range(3)]
     return CollectedEvidence(
         target="advisor@db1:3306",
         started_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
@@ -55,8 +58,9 @@ def _evidence(hot_rows: list[HotRowRate] | None = None) -> CollectedEvidence:
         server=server_info(VARIABLES, STATUS, "advisor@db1:3306"),
         status=summarise_status(samples),
         writeset=WritesetSizes(980.4, 2500.0, "900 binlog transactions, scaled by 1.10"),
-        hot_rows=hot_rows if hot_rows is not None else [
-            HotRowRate("hot.t id=1", 40.0, 800, (1, 2)), HotRowRate("accounts id=42", 3.5, 70)],
+        hot_rows=hot_rows
+        if hot_rows is not None
+        else [HotRowRate("hot.t id=1", 40.0, 800, (1, 2)), HotRowRate("accounts id=42", 3.5, 70)],
         hot_row_source="binlog",
         hot_row_window_s=10.0,
         hot_row_events=900,
@@ -76,14 +80,21 @@ def test_sections_carry_the_measured_values() -> None:
     assert workload["commits_per_s"] == {"avg": 45.0, "peak": 60.0}
     assert workload["writeset_bytes"] == {"p50": 980, "p99": 2500}
     assert workload["replicated_bytes_per_s"] == {"peak": 60000}
-    assert workload["hot_rows"] == [{"name": "hot.t id=1", "updates_per_s": 40.0},
-                                    {"name": "accounts id=42", "updates_per_s": 3.5}]
+    assert workload["hot_rows"] == [
+        {"name": "hot.t id=1", "updates_per_s": 40.0},
+        {"name": "accounts id=42", "updates_per_s": 3.5},
+    ]
     galera = document["galera"]
     assert galera["flavor"] == "mariadb"
     assert galera["version"] == "26.4.23"
     assert galera["provider_options"] == {
-        "evs.send_window": 4, "evs.user_send_window": 2, "evs.suspect_timeout": "PT5S",
-        "gcs.fc_limit": 16, "gcs.fc_single_primary": False, "gmcast.segment": 0}
+        "evs.send_window": 4,
+        "evs.user_send_window": 2,
+        "evs.suspect_timeout": "PT5S",
+        "gcs.fc_limit": 16,
+        "gcs.fc_single_primary": False,
+        "gmcast.segment": 0,
+    }
 
 
 def test_every_number_says_where_it_came_from() -> None:
@@ -98,8 +109,10 @@ def test_every_number_says_where_it_came_from() -> None:
     assert "advisor@db1:3306 at 2026-01-02T03:04:05Z: 3 status samples every 10s" in text
     assert "# Note: log_slave_updates is OFF: an example note" in text
     unwrapped = re.sub(r"\n\s*#\s+", " ", text)
-    assert ("replication latency (wsrep_evs_repl_latency) min 0.1 ms, avg 0.4 ms, max 2 ms "
-            "over 120 messages; cluster size 3; this node is in segment 0.") in unwrapped
+    assert (
+        "replication latency (wsrep_evs_repl_latency) min 0.1 ms, avg 0.4 ms, max 2 ms "
+        "over 120 messages; cluster size 3; this node is in segment 0."
+    ) in unwrapped
 
 
 def test_the_sections_plus_sites_load_as_a_topology(tmp_path: Path) -> None:
@@ -168,15 +181,19 @@ def test_merge_updates_two_sections_and_keeps_every_other_byte(tmp_path: Path) -
     before_workload = USER_FILE[: USER_FILE.index("workload:")]
     assert text.startswith(before_workload)
     assert "\n# Galera section: what we plan\ngalera:\n" in text
-    assert text.endswith("# last line comment\nlinks:\n  - sites: [paris, lyon]\n"
-                         "    distance_km: 400\n")
+    assert text.endswith(
+        "# last line comment\nlinks:\n  - sites: [paris, lyon]\n    distance_km: 400\n"
+    )
     document = yaml.safe_load(text)
     workload = document["workload"]
     assert workload["commits_per_s"] == {"avg": 45.0, "peak": 60.0}
     assert workload["clients"] == {"concurrency": 4, "baseline_txn_latency_ms": 2.5}
     assert "clients:   # measured by the app team" in text
-    assert workload["hot_rows"][0] == {"name": "hot.t id=1", "updates_per_s": 40.0,
-                                       "writer_sites": ["paris"]}
+    assert workload["hot_rows"][0] == {
+        "name": "hot.t id=1",
+        "updates_per_s": 40.0,
+        "writer_sites": ["paris"],
+    }
     assert workload["hot_rows"][1] == {"name": "accounts id=42", "updates_per_s": 3.5}
     assert "a guess" not in text
     options = document["galera"]["provider_options"]
@@ -217,8 +234,10 @@ def test_flow_style_sections_are_replaced(tmp_path: Path) -> None:
 
 def test_indentation_of_the_users_file_is_followed(tmp_path: Path) -> None:
     path = tmp_path / "topology.yaml"
-    path.write_text("name: t\nsites:\n- name: a\n  nodes: 1\nworkload:\n  hot_rows:\n"
-                    "  - name: x\n    updates_per_s: 1\n")
+    path.write_text(
+        "name: t\nsites:\n- name: a\n  nodes: 1\nworkload:\n  hot_rows:\n"
+        "  - name: x\n    updates_per_s: 1\n"
+    )
     merge_into(path, _evidence())
     text = path.read_text()
     assert "\n  hot_rows:" in text
@@ -238,8 +257,9 @@ def test_file_mode_is_kept_and_no_temporary_file_is_left(tmp_path: Path) -> None
 def test_merge_errors_are_one_line_with_the_place(tmp_path: Path) -> None:
     with pytest.raises(AdvisorError) as caught:
         merge_into(tmp_path / "none.yaml", _evidence())
-    assert str(caught.value) == (f"{tmp_path / 'none.yaml'}: no such file to update "
-                                 "(use -o to write a new one)")
+    assert str(caught.value) == (
+        f"{tmp_path / 'none.yaml'}: no such file to update (use -o to write a new one)"
+    )
     broken = tmp_path / "broken.yaml"
     broken.write_text("name: t\nsites: [a\n")
     with pytest.raises(AdvisorError, match=r"broken.yaml:3:1: YAML syntax error"):
@@ -248,8 +268,10 @@ def test_merge_errors_are_one_line_with_the_place(tmp_path: Path) -> None:
     listing.write_text("- a\n- b\n")
     with pytest.raises(AdvisorError) as caught:
         merge_into(listing, _evidence())
-    assert str(caught.value) == (f"{listing}:1:1: expected a mapping with keys such as name, "
-                                 "sites and links at the top level, got a list")
+    assert str(caught.value) == (
+        f"{listing}:1:1: expected a mapping with keys such as name, "
+        "sites and links at the top level, got a list"
+    )
     assert listing.read_text() == "- a\n- b\n"
     # --into reads like any topology: a FIFO is refused at once, never opened (no hang).
     fifo = tmp_path / "fifo.yaml"

@@ -62,7 +62,8 @@ def test_segments_one_per_site_and_placeholder_hosts() -> None:
     assert [options_of(plan, 0, i)["gmcast.segment"] for i in range(3)] == [0, 1, 2]
     assert cluster.site_plans[1].hosts == ["b-db1", "b-db2", "b-db3"]
     assert settings(cluster.server)["wsrep_cluster_address"] == (
-        "gcomm://a-db1,a-db2,a-db3,b-db1,b-db2,b-db3,c-db1,c-db2,c-db3")
+        "gcomm://a-db1,a-db2,a-db3,b-db1,b-db2,b-db3,c-db1,c-db2,c-db3"
+    )
     assert cluster.site_plans[0].file == "config/galera-a_b_c.a.cnf"
     assert "placeholders" in plan.placeholder_note
 
@@ -85,16 +86,23 @@ def test_send_window_without_a_commit_rate_takes_the_vendors_512() -> None:
 
 
 def test_send_window_kept_when_the_default_carries_the_peak() -> None:
-    options = options_of(plan_configuration(run(THREE_SITES, "workload: {commits_per_s: 5}"),
-                                            "single_cluster"))
+    options = options_of(
+        plan_configuration(run(THREE_SITES, "workload: {commits_per_s: 5}"), "single_cluster")
+    )
     assert (options["evs.send_window"], options["evs.user_send_window"]) == (4, 2)
 
 
 def test_wan_timeouts_follow_the_codership_recipe_and_keep_a_higher_user_value() -> None:
     options = options_of(plan_configuration(run(THREE_SITES), "single_cluster"))
-    assert [options[k] for k in ("evs.keepalive_period", "evs.suspect_timeout",
-                                 "evs.inactive_timeout", "evs.install_timeout")] == [
-        "PT3S", "PT30S", "PT1M", "PT1M"]
+    assert [
+        options[k]
+        for k in (
+            "evs.keepalive_period",
+            "evs.suspect_timeout",
+            "evs.inactive_timeout",
+            "evs.install_timeout",
+        )
+    ] == ["PT3S", "PT30S", "PT1M", "PT1M"]
     assert "evs.delay_margin" not in options  # PT1S already exceeds a 7 ms round trip
     higher = run(THREE_SITES, "galera: {provider_options: {evs.suspect_timeout: PT40S}}")
     options = options_of(plan_configuration(higher, "single_cluster"))
@@ -113,8 +121,11 @@ def test_periods_exceed_a_round_trip_over_one_second() -> None:
 
 def test_one_writer_flow_control_and_the_pre_4_10_spelling() -> None:
     options = options_of(plan_configuration(run(THREE_SITES), "single_cluster"))
-    assert (options["gcs.fc_limit"], options["gcs.fc_factor"],
-            options["gcs.fc_single_primary"]) == (256, 0.99, "YES")
+    assert (
+        options["gcs.fc_limit"],
+        options["gcs.fc_factor"],
+        options["gcs.fc_single_primary"],
+    ) == (256, 0.99, "YES")
     old = run(THREE_SITES, 'galera: {version: "25.3.37"}')
     options = options_of(plan_configuration(old, "single_cluster"))
     assert options["gcs.fc_master_slave"] == "YES"
@@ -138,8 +149,7 @@ def test_lan_clusters_keep_the_defaults_except_flow_control() -> None:
     assert plan.clusters[1].site_plans[0].file == "config/galera-b.cnf"
 
 
-def test_user_provider_options_are_kept_and_bad_values_refused(
-        write: Callable[..., Path]) -> None:
+def test_user_provider_options_are_kept_and_bad_values_refused(write: Callable[..., Path]) -> None:
     kept = run(THREE_SITES, "galera: {provider_options: {gcache.size: 2G}}")
     assert options_of(plan_configuration(kept, "single_cluster"))["gcache.size"] == "2G"
     hostile = 'galera: {provider_options: {gcache.name: "x; pc.ignore_sb=YES"}}\n'
@@ -149,7 +159,8 @@ def test_user_provider_options_are_kept_and_bad_values_refused(
     assert str(error.value) == (
         f"{path}:7:42: galera.provider_options.gcache.name: provider option 'gcache.name' = "
         "'x; pc.ignore_sb=YES' cannot be written into wsrep_provider_options: expected "
-        "letters, digits and _.:/+,@=- only")
+        "letters, digits and _.:/+,@=- only"
+    )
 
 
 def test_mariadb_async_links_gtid_domains_and_channels() -> None:
@@ -160,14 +171,20 @@ def test_mariadb_async_links_gtid_domains_and_channels() -> None:
     assert all(s["log_slave_updates"] == "ON" for s in server)
     # Each cluster receives two channels (full mesh, both ways): duplicates are skipped.
     assert all(s["gtid_ignore_duplicates"] == "ON" for s in server)
-    node_ids = [v[0].value for c in plan.clusters for s in c.site_plans
-                for v in s.per_node.values()]
+    node_ids = [
+        v[0].value for c in plan.clusters for s in c.site_plans for v in s.per_node.values()
+    ]
     assert node_ids == [101, 102, 103, 201, 202, 203, 301, 302, 303]
     link = plan.async_links[0]
     assert (link.clusters, link.variant, link.file) == (
-        ("a", "b"), "mariadb", "config/async-replication-a-b.sql")
-    assert [(c.source_cluster, c.replica_cluster) for c in link.channels] == [("a", "b"),
-                                                                            ("b", "a")]
+        ("a", "b"),
+        "mariadb",
+        "config/async-replication-a-b.sql",
+    )
+    assert [(c.source_cluster, c.replica_cluster) for c in link.channels] == [
+        ("a", "b"),
+        ("b", "a"),
+    ]
     channel = link.channels[0]
     options = settings(channel.options)
     # The source is not the ProxySQL writer (a-db1) of its cluster.
@@ -177,12 +194,16 @@ def test_mariadb_async_links_gtid_domains_and_channels() -> None:
 
 
 def test_mysql_variant_for_pxc_with_failover_sources() -> None:
-    plan = plan_configuration(run(THREE_SITES, "galera: {flavor: pxc}", rtt=100.0),
-                              "per_site_clusters")
+    plan = plan_configuration(
+        run(THREE_SITES, "galera: {flavor: pxc}", rtt=100.0), "per_site_clusters"
+    )
     server = settings(plan.clusters[0].server)
     assert "wsrep_on" not in server
-    assert (server["gtid_mode"], server["enforce_gtid_consistency"],
-            server["log_replica_updates"]) == ("ON", "ON", "ON")
+    assert (
+        server["gtid_mode"],
+        server["enforce_gtid_consistency"],
+        server["log_replica_updates"],
+    ) == ("ON", "ON", "ON")
     link = plan.async_links[0]
     assert link.variant == "mysql"
     channel = link.channels[0]
@@ -200,7 +221,8 @@ def test_one_direction_when_only_one_cluster_writes() -> None:
     """
     plan = plan_configuration(analyse(parse_topology(textwrap.dedent(text))), "per_site_clusters")
     assert [(c.source_cluster, c.replica_cluster) for c in plan.async_links[0].channels] == [
-        ("a", "b")]
+        ("a", "b")
+    ]
     assert "gtid_ignore_duplicates" not in settings(plan.clusters[1].server)
 
 
@@ -214,11 +236,19 @@ def test_proxysql_one_writer_per_cluster_and_owner_routing() -> None:
     plan = plan_configuration(run(THREE_SITES, extra, rtt=100.0), "per_site_clusters")
     proxy = plan.proxysql
     groups = [settings(r.columns) for r in proxy.galera_hostgroups]
-    assert [(g["writer_hostgroup"], g["backup_writer_hostgroup"], g["reader_hostgroup"],
-             g["offline_hostgroup"], g["max_writers"]) for g in groups] == [
-        (10, 11, 12, 13, 1), (20, 21, 22, 23, 1), (30, 31, 32, 33, 1)]
-    weights = {settings(r.columns)["hostname"]: settings(r.columns)["weight"]
-               for r in proxy.servers}
+    assert [
+        (
+            g["writer_hostgroup"],
+            g["backup_writer_hostgroup"],
+            g["reader_hostgroup"],
+            g["offline_hostgroup"],
+            g["max_writers"],
+        )
+        for g in groups
+    ] == [(10, 11, 12, 13, 1), (20, 21, 22, 23, 1), (30, 31, 32, 33, 1)]
+    weights = {
+        settings(r.columns)["hostname"]: settings(r.columns)["weight"] for r in proxy.servers
+    }
     assert (weights["b-db1"], weights["b-db2"]) == (1_000_000, 100_000)
     first, second = proxy.query_rules
     rule = settings(first.columns)
@@ -239,7 +269,8 @@ def test_proxysql_single_cluster_needs_no_rules_and_one_active_user() -> None:
     plan = plan_configuration(run(THREE_SITES), "single_cluster")
     assert plan.proxysql.query_rules == []
     assert [(settings(r.columns)["default_hostgroup"], r.active) for r in plan.proxysql.users] == [
-        (10, True)]
+        (10, True)
+    ]
     timeout = settings(plan.proxysql.variables)["mysql-monitor_galera_healthcheck_timeout"]
     assert timeout == 800  # 4 round trips of 7 ms fit ProxySQL's default
 
@@ -278,8 +309,9 @@ def test_garbd_joins_with_the_clusters_name_and_its_own_segment() -> None:
     assert cluster.garbd is not None
     garbd = settings(cluster.garbd.settings)
     assert garbd["GALERA_GROUP"] == settings(cluster.server)["wsrep_cluster_name"] == "a_b"
-    assert garbd["GALERA_NODES"] == ("a-db1:4567,a-db2:4567,a-db3:4567,b-db1:4567,b-db2:4567,"
-                                     "b-db3:4567")
+    assert garbd["GALERA_NODES"] == (
+        "a-db1:4567,a-db2:4567,a-db3:4567,b-db1:4567,b-db2:4567,b-db3:4567"
+    )
     assert str(garbd["GALERA_OPTIONS"]).startswith("gmcast.segment=2; evs.send_window=")
     assert "repl." not in str(garbd["GALERA_OPTIONS"])
     assert cluster.garbd.file == "config/garbd.conf"
@@ -303,8 +335,10 @@ def test_every_value_has_a_reason() -> None:
 def test_unknown_option_name_is_an_error() -> None:
     with pytest.raises(AdvisorError) as error:
         plan_configuration(run(THREE_SITES), "two_clusters")
-    assert str(error.value) == ("no option 'two_clusters' in this analysis; evaluated options: "
-                                "single_cluster, per_site_clusters, grouped_clusters")
+    assert str(error.value) == (
+        "no option 'two_clusters' in this analysis; evaluated options: "
+        "single_cluster, per_site_clusters, grouped_clusters"
+    )
 
 
 def test_labels_stay_short_and_distinct() -> None:

@@ -38,8 +38,16 @@ from advisor.documents.render import render_documents
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "examples").glob("*/topology.yaml"))
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 MEASURE = """<script>
 window.addEventListener("load", () => {
   const rows = [...document.querySelectorAll("svg")].map((svg) => {
@@ -57,8 +65,12 @@ window.addEventListener("load", () => {
 
 @cache
 def chromium() -> str | None:
-    for name in (os.environ.get("ADVISOR_CHROMIUM"), "chromium", "chromium-browser",
-                 "google-chrome"):
+    for name in (
+        os.environ.get("ADVISOR_CHROMIUM"),
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+    ):
         found = shutil.which(name) if name else None
         if found:
             return found
@@ -70,8 +82,10 @@ def require_browser() -> str:
     found = chromium()
     if found is None:
         if os.environ.get("ADVISOR_REQUIRE_CHROMIUM") == "1":
-            pytest.fail("ADVISOR_REQUIRE_CHROMIUM=1 but no chromium on PATH: install it "
-                        "(Debian: apt-get install -y chromium)")
+            pytest.fail(
+                "ADVISOR_REQUIRE_CHROMIUM=1 but no chromium on PATH: install it "
+                "(Debian: apt-get install -y chromium)"
+            )
         pytest.skip("chromium is not installed")
     return found
 
@@ -137,7 +151,11 @@ def recorder() -> Iterator[Recorder]:
 def run(browser: str, page: Path, profile: Path, *extra: str) -> str:
     done = subprocess.run(
         [browser, *FLAGS, f"--user-data-dir={profile}", *extra, "--dump-dom", page.as_uri()],
-        capture_output=True, text=True, timeout=120, check=False)
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
@@ -146,38 +164,53 @@ def net_requests(netlog: Path) -> list[tuple[str, str]]:
     """(url, network isolation key) of every request Chromium's network stack started."""
     log: dict[str, Any] = json.loads(netlog.read_text(encoding="utf-8"))
     start = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
-    return [(e["params"]["url"], str(e["params"].get("network_isolation_key", "")))
-            for e in log["events"] if e["type"] == start and "url" in e.get("params", {})]
+    return [
+        (e["params"]["url"], str(e["params"].get("network_isolation_key", "")))
+        for e in log["events"]
+        if e["type"] == start and "url" in e.get("params", {})
+    ]
 
 
-def offline_load(browser: str, page: Path, tmp: Path, recorder: Recorder
-                 ) -> tuple[list[str], set[str], set[str]]:
+def offline_load(
+    browser: str, page: Path, tmp: Path, recorder: Recorder
+) -> tuple[list[str], set[str], set[str]]:
     """Load ``page`` offline: (page's requests, proxy hosts, Chromium's own hosts)."""
     port = recorder.start()
     netlog = tmp / "net.json"
-    run(browser, page, tmp / "offline-profile", f"--log-net-log={netlog}",
-        "--net-log-capture-mode=Default", f"--proxy-server=http://127.0.0.1:{port}",
-        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1")
+    run(
+        browser,
+        page,
+        tmp / "offline-profile",
+        f"--log-net-log={netlog}",
+        "--net-log-capture-mode=Default",
+        f"--proxy-server=http://127.0.0.1:{port}",
+        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+    )
     requests = net_requests(netlog)
     own = {u for u, key in requests if key.startswith("file://")}
-    background = {urlsplit(u).hostname or "" for u, key in requests if not key.startswith("file://")}
+    background = {
+        urlsplit(u).hostname or "" for u, key in requests if not key.startswith("file://")
+    }
     return sorted(own), recorder.hosts(), background
 
 
 def test_the_detectors_see_a_page_that_fetches(tmp_path: Path, recorder: Recorder) -> None:
     browser = require_browser()
     page = tmp_path / "fetches.html"
-    page.write_text('<html><body><img src="http://example.com/x.png">'
-                    '<link rel="stylesheet" href="https://cdn.example.org/a.css"></body></html>',
-                    encoding="utf-8")
+    page.write_text(
+        '<html><body><img src="http://example.com/x.png">'
+        '<link rel="stylesheet" href="https://cdn.example.org/a.css"></body></html>',
+        encoding="utf-8",
+    )
     own, proxied, background = offline_load(browser, page, tmp_path, recorder)
     assert own == ["http://example.com/x.png", "https://cdn.example.org/a.css"]
     assert {"example.com", "cdn.example.org"} <= proxied - background
 
 
 @pytest.mark.parametrize("topology", EXAMPLES, ids=lambda p: p.parent.name)
-def test_html_renders_its_charts_offline(topology: Path, tmp_path: Path,
-                                         recorder: Recorder) -> None:
+def test_html_renders_its_charts_offline(
+    topology: Path, tmp_path: Path, recorder: Recorder
+) -> None:
     browser = require_browser()
     analysis = analyse(topology)
     html = render_documents(analysis, formats=("html",))["design.html"]
@@ -188,10 +221,11 @@ def test_html_renders_its_charts_offline(topology: Path, tmp_path: Path,
 
     dom = run(browser, measured, tmp_path / "render-profile")
     start = dom.index('<pre id="advisor-measure">') + len('<pre id="advisor-measure">')
-    rows = json.loads(dom[start:dom.index("</pre>", start)].replace("&quot;", '"'))
+    rows = json.loads(dom[start : dom.index("</pre>", start)].replace("&quot;", '"'))
     ids = [row[0] for row in rows]
-    assert ids == [c["svg"].split('id="', 1)[1].split('"', 1)[0]
-                   for c in document_context(analysis)["charts"]]
+    assert ids == [
+        c["svg"].split('id="', 1)[1].split('"', 1)[0] for c in document_context(analysis)["charts"]
+    ]
     assert ids[0] == "topology" and "rtt-1" in ids
     for chart_id, width, height, labels in rows:
         assert width > 100 and height > 100, chart_id

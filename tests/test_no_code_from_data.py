@@ -42,11 +42,14 @@ class NotRefused(AssertionError):
 # YAML
 
 
-@pytest.mark.parametrize("payload", [
-    "!!python/object/apply:os.system ['touch {canary}']",
-    "!!python/object/apply:subprocess.check_call [['touch', '{canary}']]",
-    "!!python/object/new:os.system ['touch {canary}']",
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        "!!python/object/apply:os.system ['touch {canary}']",
+        "!!python/object/apply:subprocess.check_call [['touch', '{canary}']]",
+        "!!python/object/new:os.system ['touch {canary}']",
+    ],
+)
 def test_a_python_tag_in_a_topology_is_refused_not_run(tmp_path, payload):
     # Protection: loading._SAFE_TAGS (and composing with the safe loader, which builds nothing).
     canary = tmp_path / "pwned"
@@ -54,8 +57,9 @@ def test_a_python_tag_in_a_topology_is_refused_not_run(tmp_path, payload):
     with pytest.raises(AdvisorError) as caught:
         parse_topology(text, source=Path("t.yaml"))
     tag = payload.split()[0].replace("!!", "tag:yaml.org,2002:")
-    assert str(caught.value) == (f"t.yaml:4:14: the YAML tag {tag!r} is not allowed: a topology "
-                                 "is plain data")
+    assert str(caught.value) == (
+        f"t.yaml:4:14: the YAML tag {tag!r} is not allowed: a topology is plain data"
+    )
     assert not canary.exists()
 
 
@@ -64,11 +68,14 @@ def test_a_python_tag_in_a_rule_file_is_refused_not_run(tmp_path):
     canary = tmp_path / "pwned"
     (tmp_path / "rules").mkdir()
     (tmp_path / "rules" / "x.yaml").write_text(
-        f"id: !!python/object/apply:os.system ['touch {canary}']\n")
+        f"id: !!python/object/apply:os.system ['touch {canary}']\n"
+    )
     with pytest.raises(AdvisorError) as caught:
         load_rules([tmp_path / "rules"])
-    assert str(caught.value).startswith(f"{tmp_path / 'rules' / 'x.yaml'}:1: YAML syntax error: "
-                                        "could not determine a constructor for the tag")
+    assert str(caught.value).startswith(
+        f"{tmp_path / 'rules' / 'x.yaml'}:1: YAML syntax error: "
+        "could not determine a constructor for the tag"
+    )
     assert not canary.exists()
 
 
@@ -83,8 +90,9 @@ def rule_file(tmp_path: Path, message: str) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("field", ["0.__class__", "sites.__class__.__mro__",
-                                   "x.__globals__", "sites[0]", "0", ""])
+@pytest.mark.parametrize(
+    "field", ["0.__class__", "sites.__class__.__mro__", "x.__globals__", "sites[0]", "0", ""]
+)
 def test_a_rule_template_cannot_reach_into_objects(tmp_path, field):
     # Protection: rules._check_template refuses every field that is not a plain name.
     folder = rule_file(tmp_path, f"leak {{{field}}}")
@@ -92,12 +100,18 @@ def test_a_rule_template_cannot_reach_into_objects(tmp_path, field):
         load_rules([folder])
     assert str(caught.value) == (
         f"{folder / 'RTT-ESTIMATED.yaml'}: message template field {{{field}}} must be a plain "
-        "name (no attribute access, indexing or positional fields)")
+        "name (no attribute access, indexing or positional fields)"
+    )
 
 
-@pytest.mark.parametrize("message", ["{sites:{sites.__class__.__mro__}}",
-                                     "{sites:{sites.__init__.__globals__}}",
-                                     "{sites:>{rtt_p50_ms[0]}}"])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "{sites:{sites.__class__.__mro__}}",
+        "{sites:{sites.__init__.__globals__}}",
+        "{sites:>{rtt_p50_ms[0]}}",
+    ],
+)
 def test_a_field_hidden_in_a_format_spec_is_refused_too(tmp_path, message):
     folder = rule_file(tmp_path, message)
     try:
@@ -113,42 +127,30 @@ def test_a_field_hidden_in_a_format_spec_is_refused_too(tmp_path, message):
 
 PAYLOADS = {
     # attribute walks to Python internals: refused by the sandbox
-    "{{ ''.__class__.__mro__[1].__subclasses__() }}":
-        "template refused by the sandbox: access to attribute '__class__' of 'str' object is "
-        "unsafe.",
-    "{{ rec.__class__.__init__.__globals__ }}":
-        "template refused by the sandbox: access to attribute '__init__' of 'StrictUndefined' "
-        "object is unsafe.",
-    "{{ rec['__class__'] }}":
-        "template refused by the sandbox: access to attribute '__class__' of 'Recommendation' "
-        "object is unsafe.",
-    "{{ ''|attr('__class__') }}":
-        "template refused by the sandbox: access to attribute '__class__' of 'str' object is "
-        "unsafe.",
-    "{{ self.__init__.__globals__ }}":
-        "template refused by the sandbox: access to attribute '__init__' of "
-        "'TemplateReference' object is unsafe.",
-    "{{ namespace.__init__.__globals__['os'] }}":
-        "template refused by the sandbox: access to attribute '__init__' of 'type' object is "
-        "unsafe.",
-    "{{ rec.model_copy.__func__.__globals__ }}":
-        "template refused by the sandbox: access to attribute '__func__' of 'method' object is "
-        "unsafe.",
+    "{{ ''.__class__.__mro__[1].__subclasses__() }}": "template refused by the sandbox: access to attribute '__class__' of 'str' object is "
+    "unsafe.",
+    "{{ rec.__class__.__init__.__globals__ }}": "template refused by the sandbox: access to attribute '__init__' of 'StrictUndefined' "
+    "object is unsafe.",
+    "{{ rec['__class__'] }}": "template refused by the sandbox: access to attribute '__class__' of 'Recommendation' "
+    "object is unsafe.",
+    "{{ ''|attr('__class__') }}": "template refused by the sandbox: access to attribute '__class__' of 'str' object is "
+    "unsafe.",
+    "{{ self.__init__.__globals__ }}": "template refused by the sandbox: access to attribute '__init__' of "
+    "'TemplateReference' object is unsafe.",
+    "{{ namespace.__init__.__globals__['os'] }}": "template refused by the sandbox: access to attribute '__init__' of 'type' object is "
+    "unsafe.",
+    "{{ rec.model_copy.__func__.__globals__ }}": "template refused by the sandbox: access to attribute '__func__' of 'method' object is "
+    "unsafe.",
     # The immutable sandbox refuses a mutating method itself, before its __self__.
-    "{{ [].pop.__self__ }}":
-        "template refused by the sandbox: access to attribute 'pop' of 'list' object is unsafe.",
-    "{{ dict.mro() }}":
-        "template refused by the sandbox: access to attribute 'mro' of 'type' object is unsafe.",
+    "{{ [].pop.__self__ }}": "template refused by the sandbox: access to attribute 'pop' of 'list' object is unsafe.",
+    "{{ dict.mro() }}": "template refused by the sandbox: access to attribute 'mro' of 'type' object is unsafe.",
     # str.format inside a template goes through the sandbox's formatter
-    "{{ '{0.__class__}'.format(rec) }}":
-        "template refused by the sandbox: access to attribute '__class__' of 'Recommendation' "
-        "object is unsafe.",
+    "{{ '{0.__class__}'.format(rec) }}": "template refused by the sandbox: access to attribute '__class__' of 'Recommendation' "
+    "object is unsafe.",
     # the usual SSTI entry points are not defined
-    "{{ lipsum.__globals__['os'].popen('id').read() }}":
-        "template uses an undefined value: 'lipsum' is undefined",
-    "{{ cycler.__init__ }}":
-        "template refused by the sandbox: access to attribute '__init__' of 'StrictUndefined' "
-        "object is unsafe.",
+    "{{ lipsum.__globals__['os'].popen('id').read() }}": "template uses an undefined value: 'lipsum' is undefined",
+    "{{ cycler.__init__ }}": "template refused by the sandbox: access to attribute '__init__' of 'StrictUndefined' "
+    "object is unsafe.",
     "{{ config.items() }}": "template uses an undefined value: 'config' is undefined",
 }
 
@@ -168,10 +170,15 @@ def test_a_user_template_cannot_reach_python_internals(tmp_path, analysis, body)
     assert str(caught.value) == f"{tmp_path / 'design.md.j2'}:1: {PAYLOADS[body]}"
 
 
-@pytest.mark.parametrize("statement", [
-    "{% include '/etc/passwd' %}", "{% include '../../../../../../../etc/passwd' %}",
-    "{% extends '/etc/hostname' %}", "{% import 'os' as os %}",
-])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "{% include '/etc/passwd' %}",
+        "{% include '../../../../../../../etc/passwd' %}",
+        "{% extends '/etc/hostname' %}",
+        "{% import 'os' as os %}",
+    ],
+)
 def test_a_user_template_cannot_read_files_off_the_search_path(tmp_path, analysis, statement):
     # Protection: FileSystemLoader refuses absolute and '..' names (search path only).
     (tmp_path / "design.md.j2").write_text(statement)
@@ -185,12 +192,20 @@ def test_a_runaway_user_template_stops_and_writes_nothing(tmp_path, analysis):
     # Protections: the render deadline, and render-everything-before-writing.
     (tmp_path / "tpl").mkdir()
     (tmp_path / "tpl" / "design.md.j2").write_text(
-        "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}")
+        "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}"
+    )
     with pytest.raises(AdvisorError) as caught:
-        write_documents(analysis, tmp_path / "out", formats=("md",),
-                        templates_dir=tmp_path / "tpl", limits=Limits(time_s=0.2))
-    assert str(caught.value) == (f"{tmp_path / 'tpl' / 'design.md.j2'}:1: template stopped: it "
-                                 "took longer than 0.2 s (render limit)")
+        write_documents(
+            analysis,
+            tmp_path / "out",
+            formats=("md",),
+            templates_dir=tmp_path / "tpl",
+            limits=Limits(time_s=0.2),
+        )
+    assert str(caught.value) == (
+        f"{tmp_path / 'tpl' / 'design.md.j2'}:1: template stopped: it "
+        "took longer than 0.2 s (render limit)"
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -237,43 +252,74 @@ def _calls(tree: ast.AST) -> list[tuple[str, ast.Call]]:
     return found
 
 
-FORBIDDEN_CALLS = {"eval", "exec", "compile", "__import__", "os.system", "os.popen",
-                   "os.execv", "os.execvp", "os.spawnl", "pty.spawn", "yaml.load",
-                   "yaml.load_all", "yaml.unsafe_load", "yaml.full_load", "yaml.unsafe_load_all",
-                   "jinja2.Environment", "jinja2.Template", "Environment", "Template",
-                   "pickle.loads", "pickle.load", "marshal.loads", "shelve.open"}
+FORBIDDEN_CALLS = {
+    "eval",
+    "exec",
+    "compile",
+    "__import__",
+    "os.system",
+    "os.popen",
+    "os.execv",
+    "os.execvp",
+    "os.spawnl",
+    "pty.spawn",
+    "yaml.load",
+    "yaml.load_all",
+    "yaml.unsafe_load",
+    "yaml.full_load",
+    "yaml.unsafe_load_all",
+    "jinja2.Environment",
+    "jinja2.Template",
+    "Environment",
+    "Template",
+    "pickle.loads",
+    "pickle.load",
+    "marshal.loads",
+    "shelve.open",
+}
 FORBIDDEN_IMPORTS = {"pickle", "marshal", "shelve", "dill", "cloudpickle", "code", "pty"}
 # importlib is used for lazy attribute loading from fixed name tables, nothing else.
 IMPORT_MODULE_ALLOWED = {"_lazy.py"}
 
 
-@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")),
-                         ids=lambda p: str(p.relative_to(PACKAGE)))
+@pytest.mark.parametrize(
+    "path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE))
+)
 def test_no_input_reaches_eval_exec_a_shell_or_an_unsafe_loader(path):
     # Protection: this scan. Adding eval(...) or subprocess.run(..., shell=True) to any
     # module fails it; so does yaml.load without a safe loader, or a plain jinja2 Environment.
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     where = str(path.relative_to(PACKAGE))
     safe_names = {  # loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        target.id for node in ast.walk(tree) if isinstance(node, ast.Assign)
-        and "Safe" in ast.unparse(node.value) and "Unsafe" not in ast.unparse(node.value)
-        for target in node.targets if isinstance(target, ast.Name)}
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and "Safe" in ast.unparse(node.value)
+        and "Unsafe" not in ast.unparse(node.value)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
     for name, call in _calls(tree):
         assert name not in FORBIDDEN_CALLS, f"{where}:{call.lineno}: {name}(...)"
         for keyword in call.keywords:
             if keyword.arg == "shell":
                 assert isinstance(keyword.value, ast.Constant) and keyword.value.value is False, (
-                    f"{where}:{call.lineno}: {name}(..., shell=...)")
+                    f"{where}:{call.lineno}: {name}(..., shell=...)"
+                )
             if keyword.arg == "Loader":
                 loader = ast.unparse(keyword.value)
                 assert ("Safe" in loader and "Unsafe" not in loader) or loader in safe_names, (
-                    f"{where}:{call.lineno}: Loader={loader}")
+                    f"{where}:{call.lineno}: Loader={loader}"
+                )
         if name.endswith("import_module"):
             assert where in IMPORT_MODULE_ALLOWED, f"{where}:{call.lineno}: {name}(...)"
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
-            modules = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
-                       else [node.module or ""])
+            modules = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+            )
             for module in modules:
                 assert module.split(".")[0] not in FORBIDDEN_IMPORTS, f"{where}: import {module}"
 

@@ -30,11 +30,14 @@ def test_the_wheel_ships_rules_and_templates():
 
 def test_rules_and_templates_are_found_outside_the_repository(tmp_path):
     # From another folder the interpreter imports the installed package, not the checkout.
-    code = ("import json; from advisor.rules.pack import load_rules; "
-            "from advisor.documents.environment import default_templates_dir as t; "
-            "print(json.dumps([len(load_rules()), str(t()), (t() / 'design.md.j2').is_file()]))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                          text=True, check=True)
+    code = (
+        "import json; from advisor.rules.pack import load_rules; "
+        "from advisor.documents.environment import default_templates_dir as t; "
+        "print(json.dumps([len(load_rules()), str(t()), (t() / 'design.md.j2').is_file()]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
     count, templates, found = json.loads(done.stdout)
     assert count == len(list((REPO / "rules").glob("*.yaml")))
     assert found, templates

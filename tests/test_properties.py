@@ -45,7 +45,6 @@ DATA = Path(__file__).parent / "data" / "measurements"
 SOURCE = "generated.yaml"
 
 
-
 class NonFiniteJson(AssertionError):
     """The JSON output holds NaN or Infinity, which strict JSON parsers refuse."""
 
@@ -80,13 +79,17 @@ def _sites(data: Any) -> list[dict[Any, Any]]:
 KNOWN_GAPS: dict[str, tuple[tuple[type[BaseException], ...], Callable[[Any], bool]]] = {
     "test_a_plan_where_no_site_writes_works": (
         (KeyError,),
-        lambda data: not any(s.get("writes", True) and s.get("nodes", 3) > 0
-                             for s in _sites(data))),
+        lambda data: not any(s.get("writes", True) and s.get("nodes", 3) > 0 for s in _sites(data)),
+    ),
     "test_a_vanishing_round_trip_works": (
         (RuntimeWarning, NonFiniteJson),
-        lambda data: any(0 < x < 1e-6 for d in _dicts_in(data)
-                         for key in ("samples_ms", "percentiles_ms")
-                         for x in _numbers_in(d.get(key)))),
+        lambda data: any(
+            0 < x < 1e-6
+            for d in _dicts_in(data)
+            for key in ("samples_ms", "percentiles_ms")
+            for x in _numbers_in(d.get(key))
+        ),
+    ),
 }
 
 
@@ -116,8 +119,9 @@ def outcome(run: Callable[[], Any], source: str | None, data: Any = None) -> Any
         check_error(error, source)
         return None
     except Exception as error:
-        if any(isinstance(error, kinds) and applies(data)
-               for kinds, applies in KNOWN_GAPS.values()):
+        if any(
+            isinstance(error, kinds) and applies(data) for kinds, applies in KNOWN_GAPS.values()
+        ):
             return None
         raise
 
@@ -181,8 +185,9 @@ def schema_bounds(model: str, key: str) -> tuple[float, float, bool, bool]:
     return float(low), float(high), "exclusiveMinimum" in numeric, "exclusiveMaximum" in numeric
 
 
-def numbers(model: str, key: str, usual_high: float, *,
-            wide: bool = True) -> st.SearchStrategy[float]:
+def numbers(
+    model: str, key: str, usual_high: float, *, wide: bool = True
+) -> st.SearchStrategy[float]:
     """Values of ``model.key`` that the model accepts: realistic ones up to ``usual_high``
     most of the time; with ``wide``, also the whole allowed range and its very edges
     (1,000 s round trips, ten million commits a second, the smallest positive value)."""
@@ -191,16 +196,25 @@ def numbers(model: str, key: str, usual_high: float, *,
     rounded = usual.map(lambda x: round(x, 3)).filter(lambda x: x > low or not exclude_low)
     if not wide:
         return st.one_of(usual, rounded)
-    whole = st.floats(min_value=low, max_value=high, exclude_min=exclude_low,
-                      exclude_max=exclude_high)
-    edges = [math.nextafter(low, math.inf) if exclude_low else low,
-             math.nextafter(high, -math.inf) if exclude_high else high]
+    whole = st.floats(
+        min_value=low, max_value=high, exclude_min=exclude_low, exclude_max=exclude_high
+    )
+    edges = [
+        math.nextafter(low, math.inf) if exclude_low else low,
+        math.nextafter(high, -math.inf) if exclude_high else high,
+    ]
     return st.one_of(usual, rounded, whole, st.sampled_from(edges))
 
 
 @st.composite
-def percentiles(draw: st.DrawFn, model: str = "Percentiles", *, high: float = 500.0,
-                wide: bool = True, single: bool = True) -> dict[str, float] | float:
+def percentiles(
+    draw: st.DrawFn,
+    model: str = "Percentiles",
+    *,
+    high: float = 500.0,
+    wide: bool = True,
+    single: bool = True,
+) -> dict[str, float] | float:
     """Some percentiles of ``model``, non-decreasing; or one number (read as the peak)."""
     keys = tuple(SCHEMA["$defs"][model]["properties"])
     value = numbers(model, keys[-1], high, wide=wide)
@@ -213,8 +227,7 @@ def percentiles(draw: st.DrawFn, model: str = "Percentiles", *, high: float = 50
 
 
 @st.composite
-def rates(draw: st.DrawFn, model: str, high: float, wide: bool = True
-          ) -> dict[str, float] | float:
+def rates(draw: st.DrawFn, model: str, high: float, wide: bool = True) -> dict[str, float] | float:
     value = numbers(model, "peak", high, wide=wide)
     kind = draw(st.sampled_from(["number", "avg", "peak", "both"]))
     if kind == "number":
@@ -235,11 +248,13 @@ def measurements(draw: st.DrawFn, files: list[str], wide: bool = True) -> dict[s
         spec["request_bytes"] = draw(st.integers(1, 2**31))
         if draw(st.booleans()):
             spec["response_bytes"] = draw(st.integers(1, 2**31))
-    source = draw(st.sampled_from(["samples", "percentiles", "file"] if files
-                                  else ["samples", "percentiles"]))
+    source = draw(
+        st.sampled_from(["samples", "percentiles", "file"] if files else ["samples", "percentiles"])
+    )
     if source == "samples":
-        spec["samples_ms"] = draw(st.lists(numbers("Measurement", "samples_ms", 300, wide=wide),
-                                           min_size=1, max_size=30))
+        spec["samples_ms"] = draw(
+            st.lists(numbers("Measurement", "samples_ms", 300, wide=wide), min_size=1, max_size=30)
+        )
     elif source == "percentiles":
         spec["percentiles_ms"] = draw(percentiles(wide=wide, single=False))
     else:
@@ -265,8 +280,9 @@ OPTION_VALUES = {
 
 
 @st.composite
-def topologies(draw: st.DrawFn, max_sites: int = 3, files: tuple[str, ...] = (),
-               wide: bool = True) -> dict[str, Any]:
+def topologies(
+    draw: st.DrawFn, max_sites: int = 3, files: tuple[str, ...] = (), wide: bool = True
+) -> dict[str, Any]:
     """A topology FORMAT.md accepts; ``files`` are measurement files a link may name.
 
     ``wide=False`` keeps numbers in realistic ranges, for tests of other layers (the CLI);
@@ -291,8 +307,10 @@ def topologies(draw: st.DrawFn, max_sites: int = 3, files: tuple[str, ...] = (),
         sites.append(site)
     if all(site["nodes"] == 0 for site in sites):
         sites[0]["nodes"] = 1  # FORMAT: at least one site holds Galera nodes
-    data: dict[str, Any] = {"name": draw(st.text(min_size=1, max_size=20).filter(str.strip)),
-                            "sites": sites}
+    data: dict[str, Any] = {
+        "name": draw(st.text(min_size=1, max_size=20).filter(str.strip)),
+        "sites": sites,
+    }
     if draw(st.booleans()):
         data["version"] = 1
     if draw(st.booleans()):
@@ -327,7 +345,8 @@ def topologies(draw: st.DrawFn, max_sites: int = 3, files: tuple[str, ...] = (),
             requirements["survive"] = draw(st.sampled_from(["node", "site"]))
         if draw(st.booleans()):
             requirements["max_data_loss_s"] = draw(
-                numbers("Requirements", "max_data_loss_s", 3600, wide=wide))
+                numbers("Requirements", "max_data_loss_s", 3600, wide=wide)
+            )
         data["requirements"] = requirements
 
     if draw(st.booleans()):
@@ -335,13 +354,11 @@ def topologies(draw: st.DrawFn, max_sites: int = 3, files: tuple[str, ...] = (),
         if draw(st.booleans()):
             workload["commits_per_s"] = draw(rates("CommitRate", 20000, wide))
         if draw(st.booleans()):
-            workload["writeset_bytes"] = draw(percentiles("SizePercentiles", high=1e7,
-                                                          wide=wide))
+            workload["writeset_bytes"] = draw(percentiles("SizePercentiles", high=1e7, wide=wide))
         if draw(st.booleans()):
             workload["replicated_bytes_per_s"] = draw(rates("ByteRate", 1e9, wide))
         if draw(st.integers(0, 3)) == 0:
-            workload["local_commit_ms"] = draw(numbers("Workload", "local_commit_ms", 5,
-                                                       wide=wide))
+            workload["local_commit_ms"] = draw(numbers("Workload", "local_commit_ms", 5, wide=wide))
         # hot-row writers must hold nodes; without writer_sites, some site must write
         holders = [s["name"] for s in sites if s["nodes"] > 0 and s.get("writes", True)]
         writing = any(s.get("writes", True) and s["nodes"] > 0 for s in sites)
@@ -349,25 +366,27 @@ def topologies(draw: st.DrawFn, max_sites: int = 3, files: tuple[str, ...] = (),
         if rows and holders:
             workload["hot_rows"] = []
             for row in rows:
-                hot: dict[str, Any] = {"name": row,
-                                       "updates_per_s": draw(numbers("HotRow", "updates_per_s",
-                                                                     500, wide=wide))}
+                hot: dict[str, Any] = {
+                    "name": row,
+                    "updates_per_s": draw(numbers("HotRow", "updates_per_s", 500, wide=wide)),
+                }
                 if not writing or draw(st.booleans()):
-                    hot["writer_sites"] = draw(st.lists(st.sampled_from(holders), min_size=1,
-                                                        max_size=3))
+                    hot["writer_sites"] = draw(
+                        st.lists(st.sampled_from(holders), min_size=1, max_size=3)
+                    )
                 workload["hot_rows"].append(hot)
         if draw(st.booleans()):
             workload["clients"] = {
                 "concurrency": draw(st.integers(1, 1_000_000)),
-                "baseline_txn_latency_ms": draw(numbers("Clients", "baseline_txn_latency_ms",
-                                                        1000, wide=wide)),
+                "baseline_txn_latency_ms": draw(
+                    numbers("Clients", "baseline_txn_latency_ms", 1000, wide=wide)
+                ),
                 "commits_per_txn": draw(st.integers(1, 10_000)),
             }
         data["workload"] = workload
 
     if draw(st.booleans()):
-        galera: dict[str, Any] = {"flavor": draw(st.sampled_from(["mariadb", "pxc",
-                                                                   "codership"]))}
+        galera: dict[str, Any] = {"flavor": draw(st.sampled_from(["mariadb", "pxc", "codership"]))}
         if draw(st.booleans()):
             galera["version"] = draw(st.from_regex(r"\d{1,3}(\.\d{1,3}){0,3}", fullmatch=True))
         keys = draw(st.lists(st.sampled_from(sorted(OPTION_VALUES)), unique=True, max_size=4))
@@ -383,9 +402,12 @@ class _Dumper(yaml.SafeDumper):
 
 
 _LOOKS_LIKE_A_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+")
-_Dumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
-    "tag:yaml.org,2002:str", text,
-    style="'" if _LOOKS_LIKE_A_FLOAT.fullmatch(text) else None))
+_Dumper.add_representer(
+    str,
+    lambda dumper, text: dumper.represent_scalar(
+        "tag:yaml.org,2002:str", text, style="'" if _LOOKS_LIKE_A_FLOAT.fullmatch(text) else None
+    ),
+)
 
 
 def dump(data: Any) -> str:
@@ -396,15 +418,45 @@ def dump(data: Any) -> str:
 # Mutations: of the data (keys, values, types, structure) and of the text (bytes)
 
 JUNK_SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**70), 2**70),
-    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
-    st.sampled_from(["", "0", "-1", "1e3", "PT5S", "nan", ".inf", "~", "null", "yes", "a",
-                     "paris-1", "..", "../../etc/passwd", "/dev/zero", "{0.__class__}",
-                     "icmp", "tcp_rr", "fiber", "samples", "ping", "x" * 300]),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.sampled_from(
+        [
+            "",
+            "0",
+            "-1",
+            "1e3",
+            "PT5S",
+            "nan",
+            ".inf",
+            "~",
+            "null",
+            "yes",
+            "a",
+            "paris-1",
+            "..",
+            "../../etc/passwd",
+            "/dev/zero",
+            "{0.__class__}",
+            "icmp",
+            "tcp_rr",
+            "fiber",
+            "samples",
+            "ping",
+            "x" * 300,
+        ]
+    ),
 )
-JUNK = st.recursive(JUNK_SCALARS, lambda inner: st.one_of(
-    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)),
-    max_leaves=6)
+JUNK = st.recursive(
+    JUNK_SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
 
 
 def paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -431,8 +483,11 @@ def mutated(draw: st.DrawFn, data: Any) -> Any:
         places = paths(data)
         path = draw(st.sampled_from(places))
         target = get(data, path)
-        edit = draw(st.sampled_from(["replace", "delete", "add_key", "wrap", "duplicate",
-                                     "numeric", "rename"]))
+        edit = draw(
+            st.sampled_from(
+                ["replace", "delete", "add_key", "wrap", "duplicate", "numeric", "rename"]
+            )
+        )
         if edit == "replace" or not path:
             value = draw(JUNK)
             data = value if not path else data
@@ -441,8 +496,23 @@ def mutated(draw: st.DrawFn, data: Any) -> Any:
         elif edit == "delete":
             del get(data, path[:-1])[path[-1]]
         elif edit == "add_key" and isinstance(target, dict):
-            key = draw(st.sampled_from(["extra", "p50", "max", "nodes", "file", "format",
-                                        "samples_ms", "loss", "<<", "sites", "name"]))
+            key = draw(
+                st.sampled_from(
+                    [
+                        "extra",
+                        "p50",
+                        "max",
+                        "nodes",
+                        "file",
+                        "format",
+                        "samples_ms",
+                        "loss",
+                        "<<",
+                        "sites",
+                        "name",
+                    ]
+                )
+            )
             target[key] = draw(JUNK)
         elif edit == "wrap":
             get(data, path[:-1])[path[-1]] = draw(st.sampled_from([[target], {"x": target}]))
@@ -459,11 +529,52 @@ def mutated(draw: st.DrawFn, data: Any) -> Any:
 
 INTERESTING_TEXT = st.one_of(
     st.text(max_size=6),
-    st.sampled_from([":", ": ", "- ", "\n", "\r\n", "\t", "  ", "[", "]", "{", "}", "&a ", "*a",
-                     "<<: *a", "!!python/object/apply:os.system [ls]", "!!binary", "? ",
-                     "|", ">", "#", "'", '"', "\\", "%YAML 1.1\n", "---\n", "...\n", "\x00",
-                     "\ufeff", "\x85", "\u2028", "=", "time=", " ms", "icmp_seq=", "e999",
-                     "-", ".", "0", "9" * 25, "nan", "-1", "\xff"]),
+    st.sampled_from(
+        [
+            ":",
+            ": ",
+            "- ",
+            "\n",
+            "\r\n",
+            "\t",
+            "  ",
+            "[",
+            "]",
+            "{",
+            "}",
+            "&a ",
+            "*a",
+            "<<: *a",
+            "!!python/object/apply:os.system [ls]",
+            "!!binary",
+            "? ",
+            "|",
+            ">",
+            "#",
+            "'",
+            '"',
+            "\\",
+            "%YAML 1.1\n",
+            "---\n",
+            "...\n",
+            "\x00",
+            "\ufeff",
+            "\x85",
+            "\u2028",
+            "=",
+            "time=",
+            " ms",
+            "icmp_seq=",
+            "e999",
+            "-",
+            ".",
+            "0",
+            "9" * 25,
+            "nan",
+            "-1",
+            "\xff",
+        ]
+    ),
 )
 
 
@@ -506,15 +617,33 @@ def numbers_text() -> st.SearchStrategy[str]:
         st.integers(0, 10**6).map(str),
         st.floats(0, 1e5).map(lambda x: f"{x:.3f}"),
         st.floats(0, 100).map(lambda x: f"{x:.2f}"),
-        st.sampled_from(["0", "0.000", "-1", "-0.5", "1e999", "nan", "inf", "1e-320",
-                         "99999999999999999999", "65535", "65536", "4294967296", ".", "1.2.3",
-                         ""]),
+        st.sampled_from(
+            [
+                "0",
+                "0.000",
+                "-1",
+                "-0.5",
+                "1e999",
+                "nan",
+                "inf",
+                "1e-320",
+                "99999999999999999999",
+                "65535",
+                "65536",
+                "4294967296",
+                ".",
+                "1.2.3",
+                "",
+            ]
+        ),
     )
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
-SEEDS = {fmt: [path.read_text() for path in sorted(DATA.glob(f"{fmt}*"))]
-         for fmt in ("ping", "netperf", "sockperf", "samples")}
+SEEDS = {
+    fmt: [path.read_text() for path in sorted(DATA.glob(f"{fmt}*"))]
+    for fmt in ("ping", "netperf", "sockperf", "samples")
+}
 
 
 @st.composite
@@ -535,11 +664,15 @@ def ping_logs(draw: st.DrawFn) -> tuple[str, list[float]]:
     first = 0 if bsd else 1
     count = draw(st.integers(1, 40))
     start = draw(st.sampled_from([first, 65530]))
-    times = draw(st.lists(st.floats(0, 5000).map(lambda x: round(x, 3)), min_size=count,
-                          max_size=count))
+    times = draw(
+        st.lists(st.floats(0, 5000).map(lambda x: round(x, 3)), min_size=count, max_size=count)
+    )
     stamps = draw(st.booleans()) and not bsd
-    lines = ["PING 10.0.0.2 (10.0.0.2): 56 data bytes" if bsd
-             else "PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data."]
+    lines = [
+        "PING 10.0.0.2 (10.0.0.2): 56 data bytes"
+        if bsd
+        else "PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data."
+    ]
     for k, rtt in enumerate(times):
         seq = (start + k) % 65536
         prefix = f"[{1700000000 + k}.123456] " if stamps else ""
@@ -548,8 +681,11 @@ def ping_logs(draw: st.DrawFn) -> tuple[str, list[float]]:
             lines.append(lines[-1] + " (DUP!)")
     if draw(st.booleans()):
         received = "packets received" if bsd else "received"
-        lines += ["", "--- 10.0.0.2 ping statistics ---",
-                  f"{count} packets transmitted, {count} {received}, 0% packet loss"]
+        lines += [
+            "",
+            "--- 10.0.0.2 ping statistics ---",
+            f"{count} packets transmitted, {count} {received}, 0% packet loss",
+        ]
     return "\n".join(lines) + "\n", times
 
 
@@ -648,8 +784,11 @@ def test_the_engine_gives_a_recommendation_or_one_located_line(data):
     loaded = parse_topology(dump(data), source=Path(SOURCE))
     document = outcome(lambda: strict_json(to_json(recommend(loaded))), SOURCE, data)
     if document is not None:
-        assert document["architecture"] in {"single_cluster", "per_site_clusters",
-                                            "grouped_clusters"}
+        assert document["architecture"] in {
+            "single_cluster",
+            "per_site_clusters",
+            "grouped_clusters",
+        }
 
 
 LOG_FILES = ("a.log", "b.log")
@@ -662,11 +801,13 @@ def run_cli(*args: str) -> Any:
 def check_cli(result: Any, *, lines: int | None, data: Any = None) -> None:
     """Exit 0, or 2 with clean ``advisor: ...`` lines on stderr; never a traceback."""
     escaped = result.exception
-    if escaped is not None and any(isinstance(escaped, kinds) and applies(data)
-                                   for kinds, applies in KNOWN_GAPS.values()):
+    if escaped is not None and any(
+        isinstance(escaped, kinds) and applies(data) for kinds, applies in KNOWN_GAPS.values()
+    ):
         return
     assert escaped is None or isinstance(escaped, SystemExit), (
-        f"{type(escaped).__name__}: {escaped}")
+        f"{type(escaped).__name__}: {escaped}"
+    )
     assert result.exit_code in (0, 2), result.exit_code
     assert "Traceback" not in result.stdout + result.stderr
     if result.exit_code == 2:
@@ -690,8 +831,9 @@ def test_the_cli_exits_0_or_2_with_clean_lines(draw):
         path.write_text(text, encoding="utf-8")
         for name in LOG_FILES:
             fmt = draw.draw(st.sampled_from(sorted(FORMATS)))
-            (Path(folder) / name).write_text(draw.draw(edits(draw.draw(logs(fmt)))),
-                                             encoding="utf-8")
+            (Path(folder) / name).write_text(
+                draw.draw(edits(draw.draw(logs(fmt)))), encoding="utf-8"
+            )
         check_cli(run_cli("validate", str(path)), lines=None, data=data)
         recommended = run_cli("recommend", str(path), "--format", "json")
         check_cli(recommended, lines=1, data=data)

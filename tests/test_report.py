@@ -62,17 +62,28 @@ def test_golden_documents_and_artifacts(topology: Path) -> None:
             (folder / name).parent.mkdir(parents=True, exist_ok=True)
             (folder / name).write_text(text, encoding="utf-8")
         return
-    expected = {p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8")
-                for p in sorted(folder.rglob("*")) if p.is_file()}
+    expected = {
+        p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8")
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
     assert sorted(files) == sorted(expected), (
         f"the files of {topology.parent.name} differ from tests/golden; if intended, "
-        f"regenerate with: {REGENERATE}")
+        f"regenerate with: {REGENERATE}"
+    )
     for name, text in files.items():
         if text != expected[name]:
-            diff = "\n".join(list(difflib.unified_diff(
-                expected[name].splitlines(), text.splitlines(), "golden", "now", lineterm=""))[:40])
-            pytest.fail(f"{topology.parent.name}/{name} differs from its golden file; if "
-                        f"intended, regenerate with: {REGENERATE}\n{diff}")
+            diff = "\n".join(
+                list(
+                    difflib.unified_diff(
+                        expected[name].splitlines(), text.splitlines(), "golden", "now", lineterm=""
+                    )
+                )[:40]
+            )
+            pytest.fail(
+                f"{topology.parent.name}/{name} differs from its golden file; if "
+                f"intended, regenerate with: {REGENERATE}\n{diff}"
+            )
 
 
 @pytest.mark.parametrize("topology", EXAMPLES, ids=lambda p: p.parent.name)
@@ -85,7 +96,8 @@ def test_nothing_machine_specific_in_the_output(topology: Path) -> None:
 
 def test_every_example_has_a_golden_folder_and_no_stale_ones() -> None:
     assert sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()) == sorted(
-        p.parent.name for p in EXAMPLES), f"regenerate with: {REGENERATE}"
+        p.parent.name for p in EXAMPLES
+    ), f"regenerate with: {REGENERATE}"
 
 
 # -- what the documents hold ----------------------------------------------------------------
@@ -114,10 +126,13 @@ def test_formats_select_documents_and_artifacts_always_come() -> None:
 
 
 def test_hostile_names_are_escaped_for_each_format(write: Callable[..., Path]) -> None:
-    text = SMALL.replace("name: small", 'name: "evil <script>alert(1)</script> | x"') + """
+    text = (
+        SMALL.replace("name: small", 'name: "evil <script>alert(1)</script> | x"')
+        + """
 workload:
   hot_rows: [{name: "t id=1'; DROP TABLE x; --\\n[link](http://evil)", updates_per_s: 1}]
 """
+    )
     files = render_documents(analyse(write(text)))
     assert "<script>" not in files["design.html"]
     assert "&lt;script&gt;" in files["design.html"]
@@ -130,25 +145,31 @@ workload:
 
 
 def test_a_newline_in_a_row_name_cannot_escape_a_commented_sql_line(
-        write: Callable[..., Path]) -> None:
+    write: Callable[..., Path],
+) -> None:
     text = SMALL.replace("[5, 5.2, 5.1]", "[100, 101]").replace("[6, 6.1, 6.2]", "[100, 101]")
-    text = text.replace("[7, 7.1, 7.3]", "[100, 101]") + """
+    text = (
+        text.replace("[7, 7.1, 7.3]", "[100, 101]")
+        + """
 workload:
   hot_rows:
     - {name: "x\\nDELETE FROM mysql_servers; --", updates_per_s: 50, writer_sites: [b]}
 """
+    )
     analysis = analyse(write(text))
     assert analysis.chosen.architecture == "per_site_clusters"
     sql = render_documents(analysis, formats=())["config/proxysql.sql"]
     assert "x DELETE FROM mysql_servers; --" in sql
-    assert not [line for line in sql.splitlines()
-                if "DELETE FROM" in line and not line.startswith("--")]
+    assert not [
+        line for line in sql.splitlines() if "DELETE FROM" in line and not line.startswith("--")
+    ]
 
 
 def test_a_user_template_overrides_one_block_of_the_default(tmp_path: Path) -> None:
     (tmp_path / "design.md.j2").write_text(
-        '{% extends "default/design.md.j2" %}{% block title %}# Our house style\n\n'
-        "{% endblock %}", encoding="utf-8")
+        '{% extends "default/design.md.j2" %}{% block title %}# Our house style\n\n{% endblock %}',
+        encoding="utf-8",
+    )
     custom = render_documents(small(), formats=("md",), templates_dir=tmp_path)["design.md"]
     default = render_documents(small(), formats=("md",))["design.md"]
     assert custom.startswith("# Our house style\n\n## Decision\n")
@@ -162,8 +183,10 @@ def test_write_documents_renders_everything_before_writing(tmp_path: Path) -> No
     out = tmp_path / "out"
     with pytest.raises(AdvisorError) as error:
         write_documents(small(), out, templates_dir=templates)
-    assert str(error.value) == (f"{templates / 'adr.md.j2'}:1: template uses an undefined "
-                                "value: 'no_such_value' is undefined")
+    assert str(error.value) == (
+        f"{templates / 'adr.md.j2'}:1: template uses an undefined "
+        "value: 'no_such_value' is undefined"
+    )
     assert not out.exists()
     written = write_documents(small(), out)
     assert (out / "design.md").is_file() and (out / "config" / "proxysql.sql").is_file()
@@ -181,30 +204,52 @@ def test_templates_folder_must_exist(tmp_path: Path) -> None:
 
 def render_user(tmp_path: Path, body: str, limits: Limits | None = None) -> str:
     (tmp_path / "design.md.j2").write_text(body, encoding="utf-8")
-    files = render_documents(small(), formats=("md",), templates_dir=tmp_path,
-                             limits=limits or Limits())
+    files = render_documents(
+        small(), formats=("md",), templates_dir=tmp_path, limits=limits or Limits()
+    )
     return files["design.md"]
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ("{{ rec.__class__.__mro__ }}", "template refused by the sandbox: access to attribute "
-                                    "'__class__' of 'Recommendation' object is unsafe."),
-    ("{{ 'x' * 100000000 }}", "template stopped: it refused to repeat a value 100000000 times "
-                              "(render limit)"),
-    ("{{ '%0999999999d' % 1 }}", "template stopped: it refused a format with a huge width "
-                                 "(render limit)"),
-    ("{{ 'x'.center(999999999) }}", "template stopped: it refused str.center to more than "
-                                    "20000000 characters (render limit)"),
-    ("{{ 'x'|center(999999999) }}", "template stopped: it refused filter do_center with a "
-                                    "huge width (render limit)"),
-    ("{{ 2 ** 100000 }}", "template stopped: it refused a power with exponent 100000 "
-                          "(render limit)"),
-    ("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", "template stopped: recursion too deep"),
-    ("{% for x in 1 %}{% endfor %}", "template failed: TypeError: 'int' object is not "
-                                     "iterable"),
-    ("{% for x in %}", "template syntax error: Expected an expression, got 'end of statement "
-                       "block'"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "{{ rec.__class__.__mro__ }}",
+            "template refused by the sandbox: access to attribute "
+            "'__class__' of 'Recommendation' object is unsafe.",
+        ),
+        (
+            "{{ 'x' * 100000000 }}",
+            "template stopped: it refused to repeat a value 100000000 times (render limit)",
+        ),
+        (
+            "{{ '%0999999999d' % 1 }}",
+            "template stopped: it refused a format with a huge width (render limit)",
+        ),
+        (
+            "{{ 'x'.center(999999999) }}",
+            "template stopped: it refused str.center to more than "
+            "20000000 characters (render limit)",
+        ),
+        (
+            "{{ 'x'|center(999999999) }}",
+            "template stopped: it refused filter do_center with a huge width (render limit)",
+        ),
+        (
+            "{{ 2 ** 100000 }}",
+            "template stopped: it refused a power with exponent 100000 (render limit)",
+        ),
+        ("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", "template stopped: recursion too deep"),
+        (
+            "{% for x in 1 %}{% endfor %}",
+            "template failed: TypeError: 'int' object is not iterable",
+        ),
+        (
+            "{% for x in %}",
+            "template syntax error: Expected an expression, got 'end of statement block'",
+        ),
+    ],
+)
 def test_hostile_templates_stop_with_one_line(tmp_path: Path, body: str, message: str) -> None:
     with pytest.raises(AdvisorError) as error:
         render_user(tmp_path, body)
@@ -215,8 +260,9 @@ def test_a_runaway_loop_stops_at_the_time_limit(tmp_path: Path) -> None:
     body = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
     with pytest.raises(AdvisorError) as error:
         render_user(tmp_path, body, Limits(time_s=0.2))
-    assert str(error.value) == (f"{tmp_path / 'design.md.j2'}:1: template stopped: it took "
-                                "longer than 0.2 s (render limit)")
+    assert str(error.value) == (
+        f"{tmp_path / 'design.md.j2'}:1: template stopped: it took longer than 0.2 s (render limit)"
+    )
 
 
 def test_output_size_is_bounded(tmp_path: Path) -> None:
@@ -224,8 +270,7 @@ def test_output_size_is_bounded(tmp_path: Path) -> None:
     assert len(render_user(tmp_path, body)) == 10_000
     with pytest.raises(AdvisorError) as error:
         render_user(tmp_path, body, Limits(output_chars=5_000))
-    assert "template stopped: it wrote more than 5000 characters (render limit)" in str(
-        error.value)
+    assert "template stopped: it wrote more than 5000 characters (render limit)" in str(error.value)
 
 
 # -- filters ------------------------------------------------------------------------------
@@ -233,17 +278,25 @@ def test_output_size_is_bounded(tmp_path: Path) -> None:
 
 def test_number_filters_carry_units() -> None:
     assert [ms(0.4671), ms(9.761), ms(15.52), ms(137.4), ms(2.0, 1)] == [
-        "0.467 ms", "9.76 ms", "15.5 ms", "137 ms", "2.0 ms"]
+        "0.467 ms",
+        "9.76 ms",
+        "15.5 ms",
+        "137 ms",
+        "2.0 ms",
+    ]
     assert [rate(0.523), rate(64.44), rate(1500)] == ["0.523/s", "64.4/s", "1,500/s"]
     assert [size(1800), size(48000), size(20_000_000)] == ["1,800 bytes", "48 KB", "20 MB"]
 
 
 def test_escaping_filters() -> None:
     assert md("a | b <i>x</i> [l](u) *y*\nz") == (
-        "a \\| b &lt;i&gt;x&lt;/i&gt; \\[l\\](u) \\*y\\* z")
+        "a \\| b &lt;i&gt;x&lt;/i&gt; \\[l\\](u) \\*y\\* z"
+    )
     assert sqlite_str("it's \\b") == "'it''s \\b'"
     assert sqlite_str("a\nb\r\n") == "'a b '"
     assert mysql_str("it's \\b\n") == "'it\\'s \\\\b\\n'"
     assert commented("one\ntwo", "-- ", 20) == "-- one two"
     assert commented("word " * 8, "# ", 24).splitlines() == [
-        "# word word word word", "#   word word word word"]
+        "# word word word word",
+        "#   word word word word",
+    ]

@@ -18,8 +18,11 @@ from advisor.safe_write import MANIFEST_NAME, safe_name, write_files
 
 
 def files_in(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes()
-            for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink()}
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
 
 
 def test_writes_files_and_subfolders_and_records_them(tmp_path):
@@ -85,8 +88,10 @@ def test_a_symlinked_subfolder_cannot_lead_outside(tmp_path):
     with pytest.raises(AdvisorError) as caught:
         write_files(out, {"a.md": "1", "galera/x.cnf": "2"})
     message = str(caught.value)
-    assert message.startswith(f"{out}/galera/x.cnf: refusing to write 'galera/x.cnf': its "
-                              f"folder resolves to {elsewhere}, outside the output folder")
+    assert message.startswith(
+        f"{out}/galera/x.cnf: refusing to write 'galera/x.cnf': its "
+        f"folder resolves to {elsewhere}, outside the output folder"
+    )
     assert list(elsewhere.iterdir()) == []
     assert not (out / "a.md").exists()
 
@@ -99,8 +104,22 @@ def test_an_output_folder_that_is_itself_a_symlink_is_fine(tmp_path):
     assert (real / "a.md").read_text() == "1"
 
 
-@pytest.mark.parametrize("hostile", ["..", "../../etc", "/etc/cron.d/x", "a/b", "-rf", ".ssh",
-                                     "NUL", "con.txt", "é" * 300, "\0", "a\nb"])
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "..",
+        "../../etc",
+        "/etc/cron.d/x",
+        "a/b",
+        "-rf",
+        ".ssh",
+        "NUL",
+        "con.txt",
+        "é" * 300,
+        "\0",
+        "a\nb",
+    ],
+)
 def test_safe_name_keeps_site_derived_names_inside(tmp_path, hostile):
     # Protection: safe_name; without it these names are refused or would escape.
     name = safe_name(hostile) + ".cnf"
@@ -120,8 +139,10 @@ def test_a_file_the_tool_did_not_write_is_not_overwritten(tmp_path):
     (tmp_path / "design.md").write_text("my notes")
     with pytest.raises(AdvisorError) as caught:
         write_files(tmp_path, {"new.md": "n", "design.md": "generated"})
-    assert str(caught.value) == (f"{tmp_path}/design.md: refusing to overwrite: this file was "
-                                 "not written by advisor; use --force to replace it")
+    assert str(caught.value) == (
+        f"{tmp_path}/design.md: refusing to overwrite: this file was "
+        "not written by advisor; use --force to replace it"
+    )
     assert (tmp_path / "design.md").read_text() == "my notes"
     assert not (tmp_path / "new.md").exists()
     write_files(tmp_path, {"new.md": "n", "design.md": "generated"}, force=True)
@@ -143,8 +164,9 @@ def test_the_tool_rewrites_its_own_files_but_not_edited_ones(tmp_path):
 
 def test_a_forged_manifest_line_does_not_vouch_for_other_content(tmp_path):
     (tmp_path / "design.md").write_text("mine")
-    (tmp_path / MANIFEST_NAME).write_text(f"{hashlib.sha256(b'other').hexdigest()}  design.md\n"
-                                          "garbage line\n")
+    (tmp_path / MANIFEST_NAME).write_text(
+        f"{hashlib.sha256(b'other').hexdigest()}  design.md\ngarbage line\n"
+    )
     with pytest.raises(AdvisorError, match="changed since advisor wrote it"):
         write_files(tmp_path, {"design.md": "x"})
 
@@ -247,22 +269,24 @@ def test_advisor_doc_keeps_hostile_site_names_inside_and_respects_user_files(tmp
     out = tmp_path / "work" / "out"
 
     def doc(*extra: str) -> object:
-        return CliRunner().invoke(app, ["doc", str(tmp_path / "t.yaml"), "-o", str(out),
-                                        "--format", "md", *extra])
+        return CliRunner().invoke(
+            app, ["doc", str(tmp_path / "t.yaml"), "-o", str(out), "--format", "md", *extra]
+        )
 
     first = doc()
     assert first.exit_code == 0, first.stderr
     written = sorted(p for p in tmp_path.rglob("*") if p.is_file())
     assert all(out in p.parents for p in written if p.name != "t.yaml")
-    assert not any(p.name.startswith((".", "-")) for p in written
-                   if p.name not in (MANIFEST_NAME,))
+    assert not any(p.name.startswith((".", "-")) for p in written if p.name not in (MANIFEST_NAME,))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.yaml", "work"]
     assert doc().exit_code == 0  # its own files: rewritten without --force
     (out / "design.md").write_text("my edits")
     refused = doc()
     assert refused.exit_code == 2
-    assert refused.stderr == (f"advisor: {out / 'design.md'}: refusing to overwrite: this file "
-                              "was changed since advisor wrote it; use --force to replace it\n")
+    assert refused.stderr == (
+        f"advisor: {out / 'design.md'}: refusing to overwrite: this file "
+        "was changed since advisor wrote it; use --force to replace it\n"
+    )
     assert (out / "design.md").read_text() == "my edits"
     assert doc("--force").exit_code == 0
     assert (out / "design.md").read_text().startswith("#")

@@ -47,7 +47,6 @@ _CATCH_UP_S = 10.0
 _READER_JOIN_TIMEOUT_S = 10.0
 
 
-
 @dataclass(frozen=True)
 class WritesetSizes:
     """Size of one write set [bytes], and where the figures come from."""
@@ -80,20 +79,23 @@ class CollectedEvidence:
 
 
 def _pairs(connection: Connection, sql: str) -> dict[str, str]:
-    return {str(name): "" if value is None else str(value)
-            for name, value, *_ in query(connection, sql)}
+    return {
+        str(name): "" if value is None else str(value) for name, value, *_ in query(connection, sql)
+    }
 
 
-def _read(settings: ConnectionSettings, doing: str, action: Callable[[], dict[str, str]]
-          ) -> dict[str, str]:
+def _read(
+    settings: ConnectionSettings, doing: str, action: Callable[[], dict[str, str]]
+) -> dict[str, str]:
     try:
         return action()
     except pymysql.err.MySQLError as error:
         raise explain_error(error, settings, doing) from None
 
 
-def _binlog_position(connection: Connection,
-                     settings: ConnectionSettings) -> tuple[str, int] | None:
+def _binlog_position(
+    connection: Connection, settings: ConnectionSettings
+) -> tuple[str, int] | None:
     """The current binlog file and position, or None when binary logging is off."""
     try:
         rows = query(connection, "SHOW MASTER STATUS")
@@ -102,21 +104,25 @@ def _binlog_position(connection: Connection,
     return (str(rows[0][0]), int(rows[0][1])) if rows else None
 
 
-def _start_binlog(settings: ConnectionSettings, position: tuple[str, int],
-                  stop: threading.Event) -> BinlogReader:
+def _start_binlog(
+    settings: ConnectionSettings, position: tuple[str, int], stop: threading.Event
+) -> BinlogReader:
     reader = BinlogReader(settings, position[0], position[1], stop)
     reader.start()
     if not reader.ready.wait(_STREAM_START_TIMEOUT_S):
         stop.set()
-        raise AdvisorError(f"the binary log stream of {settings.describe()} did not start "
-                           f"within {_STREAM_START_TIMEOUT_S:.0f}s")
+        raise AdvisorError(
+            f"the binary log stream of {settings.describe()} did not start "
+            f"within {_STREAM_START_TIMEOUT_S:.0f}s"
+        )
     if reader.error is not None:
         raise reader.error
     return reader
 
 
-def _choose_source(connection: Connection, settings: ConnectionSettings, info: ServerInfo,
-                   notes: list[str]) -> tuple[HotRowSource, tuple[str, int] | None]:
+def _choose_source(
+    connection: Connection, settings: ConnectionSettings, info: ServerInfo, notes: list[str]
+) -> tuple[HotRowSource, tuple[str, int] | None]:
     why_not_binlog = None
     position = None
     if not info.log_bin:
@@ -129,8 +135,10 @@ def _choose_source(connection: Connection, settings: ConnectionSettings, info: S
             why_not_binlog = "SHOW MASTER STATUS returned no binlog position"
     if why_not_binlog is None:
         if not info.log_slave_updates:
-            notes.append("log_slave_updates is OFF: the binary log holds only the writes made "
-                         "on this node, so hot-row rates count this node's share only")
+            notes.append(
+                "log_slave_updates is OFF: the binary log holds only the writes made "
+                "on this node, so hot-row rates count this node's share only"
+            )
         return "binlog", position
     if info.performance_schema:
         try:
@@ -138,16 +146,21 @@ def _choose_source(connection: Connection, settings: ConnectionSettings, info: S
         except pymysql.err.MySQLError as error:
             doing = "reading performance_schema.table_io_waits_summary_by_table"
             raise explain_error(error, settings, doing) from None
-        notes.append(f"hot rows: {why_not_binlog}; fell back to performance_schema table "
-                     "counts, which cannot tell rows apart (a table's rate bounds its hottest row)")
+        notes.append(
+            f"hot rows: {why_not_binlog}; fell back to performance_schema table "
+            "counts, which cannot tell rows apart (a table's rate bounds its hottest row)"
+        )
         return "performance_schema", None
-    notes.append(f"hot rows: {why_not_binlog} and performance_schema is OFF; no hot rows "
-                 "collected (add workload.hot_rows by hand, or enable either)")
+    notes.append(
+        f"hot rows: {why_not_binlog} and performance_schema is OFF; no hot rows "
+        "collected (add workload.hot_rows by hand, or enable either)"
+    )
     return "none", None
 
 
-def _writeset_sizes(status: StatusSummary, reader: BinlogReader | None,
-                    info: ServerInfo) -> WritesetSizes | None:
+def _writeset_sizes(
+    status: StatusSummary, reader: BinlogReader | None, info: ServerInfo
+) -> WritesetSizes | None:
     """Write-set sizes: binlog transactions scaled to what Galera replicated, else status.
 
     The binary log gives every transaction's size, so its percentiles see single large
@@ -156,23 +169,31 @@ def _writeset_sizes(status: StatusSummary, reader: BinlogReader | None,
     the mean write set (from the status counters) to the mean binlog transaction.
     """
     sizes = np.frombuffer(reader.transaction_bytes, dtype=np.int64) if reader else np.zeros(0)
-    status_mean = (status.writeset_bytes_mean if info.log_slave_updates
-                   else status.local_writeset_bytes_mean)
+    status_mean = (
+        status.writeset_bytes_mean if info.log_slave_updates else status.local_writeset_bytes_mean
+    )
     if sizes.size and status_mean:
         scale = status_mean / float(sizes.mean())
         p50, p99 = np.percentile(sizes, [50, 99], method="inverted_cdf") * scale
-        return WritesetSizes(float(p50), float(p99),
-                             f"{sizes.size} binlog transactions, scaled by {scale:.2f} to the "
-                             "mean write set of wsrep_replicated_bytes/wsrep_replicated")
+        return WritesetSizes(
+            float(p50),
+            float(p99),
+            f"{sizes.size} binlog transactions, scaled by {scale:.2f} to the "
+            "mean write set of wsrep_replicated_bytes/wsrep_replicated",
+        )
     if status.writeset_bytes_p50 is not None and status.writeset_bytes_p99 is not None:
-        return WritesetSizes(status.writeset_bytes_p50, status.writeset_bytes_p99,
-                             "per-interval (wsrep_replicated_bytes + wsrep_received_bytes) / "
-                             "(wsrep_replicated + wsrep_received)")
+        return WritesetSizes(
+            status.writeset_bytes_p50,
+            status.writeset_bytes_p99,
+            "per-interval (wsrep_replicated_bytes + wsrep_received_bytes) / "
+            "(wsrep_replicated + wsrep_received)",
+        )
     return None
 
 
-def _let_reader_catch_up(reader: BinlogReader, sampler: _Sampler,
-                         settings: ConnectionSettings, notes: list[str]) -> None:
+def _let_reader_catch_up(
+    reader: BinlogReader, sampler: _Sampler, settings: ConnectionSettings, notes: list[str]
+) -> None:
     """Wait a little for the reader to reach the binlog end as of now; say if it did not."""
     if sampler.connection is None:
         return
@@ -186,15 +207,18 @@ def _let_reader_catch_up(reader: BinlogReader, sampler: _Sampler,
     while not reader.reached(end) and reader.is_alive() and time.monotonic() < deadline:
         time.sleep(0.1)
     if not reader.reached(end):
-        notes.append(f"the binary log reader had reached {reader.log_file}:{reader.log_pos} "
-                     f"of {end[0]}:{end[1]} when the run ended; hot-row counts miss the rest")
+        notes.append(
+            f"the binary log reader had reached {reader.log_file}:{reader.log_pos} "
+            f"of {end[0]}:{end[1]} when the run ended; hot-row counts miss the rest"
+        )
 
 
 class _Sampler:
     """Reads status (and table counts) each interval, reconnecting after a lost connection."""
 
-    def __init__(self, settings: ConnectionSettings, connection: Connection,
-                 tables: bool, notes: list[str]) -> None:
+    def __init__(
+        self, settings: ConnectionSettings, connection: Connection, tables: bool, notes: list[str]
+    ) -> None:
         self.settings = settings
         self.connection: Connection | None = connection
         self.tables = tables
@@ -222,8 +246,10 @@ class _Sampler:
                 raise explain_error(error, self.settings, "SHOW GLOBAL STATUS") from None
             self.gaps += 1
             if self.gaps == 1:
-                self.notes.append(f"lost the connection at {elapsed_s:.0f}s into the run; "
-                                  "retried every interval (intervals across the gap are dropped)")
+                self.notes.append(
+                    f"lost the connection at {elapsed_s:.0f}s into the run; "
+                    "retried every interval (intervals across the gap are dropped)"
+                )
             if self.connection is not None:
                 with contextlib.suppress(Exception):
                     self.connection.close()
@@ -235,9 +261,13 @@ class _Sampler:
                 self.connection.close()
 
 
-def _sample_until_done(sampler: _Sampler, interval_s: float, duration_s: float,
-                       progress: Callable[[float], None] | None,
-                       stop: threading.Event) -> tuple[float, bool, bool]:
+def _sample_until_done(
+    sampler: _Sampler,
+    interval_s: float,
+    duration_s: float,
+    progress: Callable[[float], None] | None,
+    stop: threading.Event,
+) -> tuple[float, bool, bool]:
     """Sample every ``interval_s`` on a fixed schedule (no drift) until the duration is up,
     ``stop`` is set (one last sample then) or Ctrl-C. Returns (seconds run, ended early,
     interrupted by Ctrl-C)."""
@@ -266,10 +296,16 @@ def _sample_until_done(sampler: _Sampler, interval_s: float, duration_s: float,
     return duration, ended_early, interrupted
 
 
-def collect(target: ConnectionSettings, *, interval_s: float = 10, duration_s: float = 600,
-            progress: Callable[[float], None] | None = None,
-            stop: threading.Event | None = None, top_rows: int = DEFAULT_TOP_ROWS,
-            hot_row_window_s: int = DEFAULT_WINDOW_S) -> CollectedEvidence:
+def collect(
+    target: ConnectionSettings,
+    *,
+    interval_s: float = 10,
+    duration_s: float = 600,
+    progress: Callable[[float], None] | None = None,
+    stop: threading.Event | None = None,
+    top_rows: int = DEFAULT_TOP_ROWS,
+    hot_row_window_s: int = DEFAULT_WINDOW_S,
+) -> CollectedEvidence:
     """Watch the node ``target`` for ``duration_s`` seconds and summarise what it did.
 
     Parameters
@@ -298,7 +334,8 @@ def collect(target: ConnectionSettings, *, interval_s: float = 10, duration_s: f
     """
     if not interval_s > 0 or not duration_s > 0:
         raise AdvisorError(
-            f"interval and duration must be > 0, got {interval_s:g}s and {duration_s:g}s")
+            f"interval and duration must be > 0, got {interval_s:g}s and {duration_s:g}s"
+        )
     stop = stop or threading.Event()
     reader_stop = threading.Event()
     notes: list[str] = []
@@ -307,10 +344,12 @@ def collect(target: ConnectionSettings, *, interval_s: float = 10, duration_s: f
     reader: BinlogReader | None = None
     sampler: _Sampler | None = None
     try:
-        variables = _read(target, "SHOW GLOBAL VARIABLES",
-                          lambda: _pairs(connection, "SHOW GLOBAL VARIABLES"))
-        first_status = _read(target, "SHOW GLOBAL STATUS",
-                             lambda: _pairs(connection, "SHOW GLOBAL STATUS"))
+        variables = _read(
+            target, "SHOW GLOBAL VARIABLES", lambda: _pairs(connection, "SHOW GLOBAL VARIABLES")
+        )
+        first_status = _read(
+            target, "SHOW GLOBAL STATUS", lambda: _pairs(connection, "SHOW GLOBAL STATUS")
+        )
         info = server_info(variables, first_status, where)
         source, position = _choose_source(connection, target, info, notes)
         if position is not None:
@@ -318,7 +357,8 @@ def collect(target: ConnectionSettings, *, interval_s: float = 10, duration_s: f
         started_at = datetime.now(UTC)
         sampler = _Sampler(target, connection, source == "performance_schema", notes)
         duration, ended_early, interrupted = _sample_until_done(
-            sampler, interval_s, duration_s, progress, stop)
+            sampler, interval_s, duration_s, progress, stop
+        )
         if reader is not None and not interrupted:
             _let_reader_catch_up(reader, sampler, target, notes)
     finally:
@@ -329,38 +369,69 @@ def collect(target: ConnectionSettings, *, interval_s: float = 10, duration_s: f
             sampler.close()
         else:
             connection.close()
-    return _evidence(target, info, sampler, reader, source, notes, started_at=started_at,
-                     interval_s=interval_s, duration_s=duration_s, elapsed_s=duration,
-                     ended_early=ended_early, top_rows=top_rows, window_s=hot_row_window_s)
+    return _evidence(
+        target,
+        info,
+        sampler,
+        reader,
+        source,
+        notes,
+        started_at=started_at,
+        interval_s=interval_s,
+        duration_s=duration_s,
+        elapsed_s=duration,
+        ended_early=ended_early,
+        top_rows=top_rows,
+        window_s=hot_row_window_s,
+    )
 
 
-def _evidence(target: ConnectionSettings, info: ServerInfo, sampler: _Sampler,
-              reader: BinlogReader | None, source: HotRowSource, notes: list[str], *,
-              started_at: datetime, interval_s: float, duration_s: float, elapsed_s: float,
-              ended_early: bool, top_rows: int, window_s: int) -> CollectedEvidence:
+def _evidence(
+    target: ConnectionSettings,
+    info: ServerInfo,
+    sampler: _Sampler,
+    reader: BinlogReader | None,
+    source: HotRowSource,
+    notes: list[str],
+    *,
+    started_at: datetime,
+    interval_s: float,
+    duration_s: float,
+    elapsed_s: float,
+    ended_early: bool,
+    top_rows: int,
+    window_s: int,
+) -> CollectedEvidence:
     status = summarise_status(sampler.samples)
     if status.restarts:
-        notes.append(f"the server restarted {status.restarts} time(s) during the run; "
-                     "the intervals across each restart are dropped")
+        notes.append(
+            f"the server restarted {status.restarts} time(s) during the run; "
+            "the intervals across each restart are dropped"
+        )
     hot_rows: list[HotRowRate] = []
     events = 0
     if reader is not None:
         if reader.error is not None:
             notes.append(f"the binary log stream stopped early: {reader.error}")
         if reader.interruptions:
-            notes.append(f"the binary log stream broke {len(reader.interruptions)} time(s) and "
-                         f"resumed where it stopped; first: {reader.interruptions[0]}")
+            notes.append(
+                f"the binary log stream broke {len(reader.interruptions)} time(s) and "
+                f"resumed where it stopped; first: {reader.interruptions[0]}"
+            )
         hot_rows = reader.rows.top(top_rows, window_s)
         events = reader.rows.events
         if not events:
             notes.append("the binary log showed no row changes during the run")
         if reader.tables_without_key:
             names = ", ".join(sorted(reader.tables_without_key)[:5])
-            notes.append(f"rows of tables without a primary key (or not visible to this user) "
-                         f"are not counted per row: {names}")
+            notes.append(
+                f"rows of tables without a primary key (or not visible to this user) "
+                f"are not counted per row: {names}"
+            )
     elif source == "performance_schema":
-        hot_rows = table_peak_rates(sampler.table_times, sampler.table_uptimes,
-                                    sampler.table_snapshots, top_rows)
+        hot_rows = table_peak_rates(
+            sampler.table_times, sampler.table_uptimes, sampler.table_snapshots, top_rows
+        )
     if len(sampler.samples) < 2:
         notes.append("fewer than two status samples: no rates (run longer than one interval)")
     return CollectedEvidence(

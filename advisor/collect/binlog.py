@@ -58,8 +58,7 @@ _RECONNECT_PAUSE_S = 2.0
 _SERVER_ID_RANGE = (2**31, 2**32 - 1)
 
 
-def primary_key_columns(connection: Connection,
-                        schema: str, table: str) -> list[tuple[str, int]]:
+def primary_key_columns(connection: Connection, schema: str, table: str) -> list[tuple[str, int]]:
     """``(column, 0-based position)`` of the table's primary key, in key order; [] if none.
 
     A table the user may not see in ``information_schema`` (no privilege on it) also gives [].
@@ -94,8 +93,9 @@ class BinlogReader(threading.Thread):
     results after :meth:`join`.
     """
 
-    def __init__(self, settings: ConnectionSettings, log_file: str, log_pos: int,
-                 stop: threading.Event) -> None:
+    def __init__(
+        self, settings: ConnectionSettings, log_file: str, log_pos: int, stop: threading.Event
+    ) -> None:
         super().__init__(name="advisor-binlog", daemon=True)
         self.settings = settings
         self.log_file = log_file
@@ -131,9 +131,18 @@ class BinlogReader(threading.Thread):
             resume_stream=True,
             blocking=True,
             slave_heartbeat=_HEARTBEAT_S,
-            only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent, MariadbGtidEvent,
-                         GtidEvent, QueryEvent, XidEvent, RotateEvent, FormatDescriptionEvent,
-                         HeartbeatLogEvent],
+            only_events=[
+                WriteRowsEvent,
+                UpdateRowsEvent,
+                DeleteRowsEvent,
+                MariadbGtidEvent,
+                GtidEvent,
+                QueryEvent,
+                XidEvent,
+                RotateEvent,
+                FormatDescriptionEvent,
+                HeartbeatLogEvent,
+            ],
             ignored_schemas=_SYSTEM_SCHEMAS,
             freeze_schema=True,
             enable_logging=False,
@@ -155,8 +164,9 @@ class BinlogReader(threading.Thread):
                     code = error.args[0] if error.args else None
                     if code not in LOST_CONNECTION_CODES:
                         raise
-                    self.interruptions.append(str(explain_error(error, self.settings,
-                                                                "reading the binary log")))
+                    self.interruptions.append(
+                        str(explain_error(error, self.settings, "reading the binary log"))
+                    )
                     self.stop_flag.wait(_RECONNECT_PAUSE_S)
                     with contextlib.suppress(pymysql.err.MySQLError):
                         self._lookup.ping(reconnect=True)

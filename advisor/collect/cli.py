@@ -47,10 +47,18 @@ def parse_duration_s(text: str, option: str = "duration") -> float:
     return seconds
 
 
-def _settings(host: str | None, port: int | None, user: str | None, password_env: str | None,
-              defaults_file: Path | None, socket: str | None, ssl_ca: Path | None,
-              ssl_cert: Path | None, ssl_key: Path | None,
-              ssl_verify_identity: bool) -> ConnectionSettings:
+def _settings(
+    host: str | None,
+    port: int | None,
+    user: str | None,
+    password_env: str | None,
+    defaults_file: Path | None,
+    socket: str | None,
+    ssl_ca: Path | None,
+    ssl_cert: Path | None,
+    ssl_key: Path | None,
+    ssl_verify_identity: bool,
+) -> ConnectionSettings:
     from advisor.collect.connection import ConnectionSettings, read_defaults_file
 
     password = None
@@ -61,13 +69,21 @@ def _settings(host: str | None, port: int | None, user: str | None, password_env
     settings = ConnectionSettings(
         host=host or ConnectionSettings.host,
         port=port if port is not None else ConnectionSettings.port,
-        user=user, password=password, socket=socket, ssl_ca=ssl_ca, ssl_cert=ssl_cert,
-        ssl_key=ssl_key, ssl_verify_identity=ssl_verify_identity,
+        user=user,
+        password=password,
+        socket=socket,
+        ssl_ca=ssl_ca,
+        ssl_cert=ssl_cert,
+        ssl_key=ssl_key,
+        ssl_verify_identity=ssl_verify_identity,
     )
     if defaults_file is not None:
         settings = read_defaults_file(defaults_file, settings)
-    for option, path in (("--ssl-ca", settings.ssl_ca), ("--ssl-cert", settings.ssl_cert),
-                         ("--ssl-key", settings.ssl_key)):
+    for option, path in (
+        ("--ssl-ca", settings.ssl_ca),
+        ("--ssl-cert", settings.ssl_cert),
+        ("--ssl-key", settings.ssl_key),
+    ):
         if path is not None and not Path(path).is_file():
             raise AdvisorError(f"{option}: no such file {str(path)!r}")
     if settings.user is None:
@@ -75,8 +91,9 @@ def _settings(host: str | None, port: int | None, user: str | None, password_env
     return settings
 
 
-def _run_with_progress(settings: ConnectionSettings, interval_s: float, duration_s: float,
-                       top: int, window_s: int) -> CollectedEvidence:
+def _run_with_progress(
+    settings: ConnectionSettings, interval_s: float, duration_s: float, top: int, window_s: int
+) -> CollectedEvidence:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -84,48 +101,86 @@ def _run_with_progress(settings: ConnectionSettings, interval_s: float, duration
 
     console = Console(stderr=True)
     if not console.is_terminal:
-        return collect(settings, interval_s=interval_s, duration_s=duration_s, top_rows=top,
-                       hot_row_window_s=window_s)
-    console.print(f"watching {settings.describe()} for {duration_s:g}s, a sample every "
-                  f"{interval_s:g}s (Ctrl-C ends early and still writes)", highlight=False)
-    columns = (TextColumn("collecting"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
-               TimeRemainingColumn())
+        return collect(
+            settings,
+            interval_s=interval_s,
+            duration_s=duration_s,
+            top_rows=top,
+            hot_row_window_s=window_s,
+        )
+    console.print(
+        f"watching {settings.describe()} for {duration_s:g}s, a sample every "
+        f"{interval_s:g}s (Ctrl-C ends early and still writes)",
+        highlight=False,
+    )
+    columns = (
+        TextColumn("collecting"),
+        BarColumn(),
+        TextColumn("{task.percentage:>3.0f}%"),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task("collect", total=1.0)
-        return collect(settings, interval_s=interval_s, duration_s=duration_s, top_rows=top,
-                       hot_row_window_s=window_s,
-                       progress=lambda done: bar.update(task, completed=done))
+        return collect(
+            settings,
+            interval_s=interval_s,
+            duration_s=duration_s,
+            top_rows=top,
+            hot_row_window_s=window_s,
+            progress=lambda done: bar.update(task, completed=done),
+        )
 
 
 def collect_command(
     host: Annotated[str | None, typer.Option(help="Host of one node of the cluster.")] = None,
     port: Annotated[int | None, typer.Option(help="Its MySQL port [default: 3306].")] = None,
-    user: Annotated[str | None, typer.Option(help="User (read-only; the binary log needs "
-                                             "REPLICATION SLAVE).")] = None,
-    password_env: Annotated[str | None, typer.Option(
-        "--password-env", metavar="VAR",
-        help="Read the password from this environment variable.")] = None,
-    defaults_file: Annotated[Path | None, typer.Option(
-        "--defaults-file", metavar="FILE",
-        help="A my.cnf file whose [client] group gives user, password, host, port.")] = None,
-    socket: Annotated[str | None, typer.Option(
-        help="Unix socket instead of host and port.")] = None,
+    user: Annotated[
+        str | None, typer.Option(help="User (read-only; the binary log needs REPLICATION SLAVE).")
+    ] = None,
+    password_env: Annotated[
+        str | None,
+        typer.Option(
+            "--password-env",
+            metavar="VAR",
+            help="Read the password from this environment variable.",
+        ),
+    ] = None,
+    defaults_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--defaults-file",
+            metavar="FILE",
+            help="A my.cnf file whose [client] group gives user, password, host, port.",
+        ),
+    ] = None,
+    socket: Annotated[
+        str | None, typer.Option(help="Unix socket instead of host and port.")
+    ] = None,
     ssl_ca: Annotated[Path | None, typer.Option("--ssl-ca", help="CA certificate (PEM).")] = None,
     ssl_cert: Annotated[Path | None, typer.Option("--ssl-cert", help="Client certificate.")] = None,
     ssl_key: Annotated[Path | None, typer.Option("--ssl-key", help="Client key.")] = None,
-    ssl_verify_identity: Annotated[bool, typer.Option(
-        "--ssl-verify-identity", help="Check the server certificate names the host.")] = False,
+    ssl_verify_identity: Annotated[
+        bool,
+        typer.Option("--ssl-verify-identity", help="Check the server certificate names the host."),
+    ] = False,
     interval: Annotated[str, typer.Option(help="Time between samples (10s, 1m, 500ms).")] = "10s",
     duration: Annotated[str, typer.Option(help="How long to watch (10m, 1h).")] = "10m",
-    output: Annotated[Path | None, typer.Option(
-        "--output", "-o",
-        help="Write the sections to this file (default: standard output).")] = None,
-    into: Annotated[Path | None, typer.Option(
-        "--into",
-        help="Update workload and galera in this topology.yaml, keeping the rest.")] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write the sections to this file (default: standard output)."
+        ),
+    ] = None,
+    into: Annotated[
+        Path | None,
+        typer.Option(
+            "--into", help="Update workload and galera in this topology.yaml, keeping the rest."
+        ),
+    ] = None,
     top: Annotated[int, typer.Option(help="How many hot rows to report.", min=1)] = 10,
-    hot_row_window: Annotated[str, typer.Option(
-        help="Sliding window for a row's peak rate.")] = "10s",
+    hot_row_window: Annotated[
+        str, typer.Option(help="Sliding window for a row's peak rate.")
+    ] = "10s",
 ) -> None:
     """Watch a running Galera node and write the workload and galera sections of topology.yaml."""
     from advisor.collect.writer import evidence_to_yaml, merge_into, write_text_atomic
@@ -139,15 +194,28 @@ def collect_command(
         raise AdvisorError(f"--interval ({interval}) must not exceed --duration ({duration})")
     if into is not None and not into.is_file():
         raise AdvisorError(f"--into: no such file {str(into)!r} (use -o to write a new one)")
-    settings = _settings(host, port, user, password_env, defaults_file, socket, ssl_ca,
-                         ssl_cert, ssl_key, ssl_verify_identity)
+    settings = _settings(
+        host,
+        port,
+        user,
+        password_env,
+        defaults_file,
+        socket,
+        ssl_ca,
+        ssl_cert,
+        ssl_key,
+        ssl_verify_identity,
+    )
     try:
         evidence = _run_with_progress(settings, interval_s, duration_s, top, window_s)
     except KeyboardInterrupt:
-        raise AdvisorError("interrupted before the evidence was gathered; nothing written"
-                           ) from None
-    summary = (f"collected {evidence.status.samples} samples over {evidence.duration_s:.0f}s "
-               f"from {evidence.target}" + (" (ended early)" if evidence.ended_early else ""))
+        raise AdvisorError(
+            "interrupted before the evidence was gathered; nothing written"
+        ) from None
+    summary = (
+        f"collected {evidence.status.samples} samples over {evidence.duration_s:.0f}s "
+        f"from {evidence.target}" + (" (ended early)" if evidence.ended_early else "")
+    )
     if into is not None:
         merge_into(into, evidence)
         typer.echo(f"{summary}; updated workload and galera in {into}", err=True)

@@ -43,8 +43,9 @@ _CR_UNKNOWN_HOST = 2005
 _CR_SERVER_GONE = 2006
 _CR_SERVER_LOST = 2013
 _CR_SSL_CONNECTION_ERROR = 2026
-LOST_CONNECTION_CODES = frozenset({_CR_SERVER_GONE, _CR_SERVER_LOST, _CR_CONN_HOST_ERROR,
-                                   _CR_CONNECTION_ERROR})
+LOST_CONNECTION_CODES = frozenset(
+    {_CR_SERVER_GONE, _CR_SERVER_LOST, _CR_CONN_HOST_ERROR, _CR_CONNECTION_ERROR}
+)
 
 
 @dataclass(frozen=True)
@@ -102,22 +103,30 @@ def read_defaults_file(path: Path, settings: ConnectionSettings) -> ConnectionSe
     Values given explicitly (not ``None``, host and port not at their defaults) win over the
     file, as with the mysql client's ``--defaults-extra-file``.
     """
-    parser = configparser.ConfigParser(allow_no_value=True, strict=False, interpolation=None,
-                                       comment_prefixes=("#", ";"), inline_comment_prefixes=None)
+    parser = configparser.ConfigParser(
+        allow_no_value=True,
+        strict=False,
+        interpolation=None,
+        comment_prefixes=("#", ";"),
+        inline_comment_prefixes=None,
+    )
     try:
         text = path.read_text()
     except OSError as error:
-        raise AdvisorError(f"cannot read the defaults file: {error.strerror}",
-                           Location(str(path))) from None
+        raise AdvisorError(
+            f"cannot read the defaults file: {error.strerror}", Location(str(path))
+        ) from None
     try:
         parser.read_string(text, source=str(path))
     except configparser.Error as error:
         first_line = str(error).splitlines()[0]
-        raise AdvisorError(f"not a my.cnf options file: {first_line}",
-                           Location(str(path))) from None
+        raise AdvisorError(
+            f"not a my.cnf options file: {first_line}", Location(str(path))
+        ) from None
     if not parser.has_section("client"):
-        raise AdvisorError("no [client] group: expected user=, password= (and host=, port=)",
-                           Location(str(path)))
+        raise AdvisorError(
+            "no [client] group: expected user=, password= (and host=, port=)", Location(str(path))
+        )
     group = {key.replace("_", "-"): _unquote(value) for key, value in parser.items("client")}
     changes: dict[str, Any] = {}
     if settings.user is None and group.get("user"):
@@ -130,8 +139,10 @@ def read_defaults_file(path: Path, settings: ConnectionSettings) -> ConnectionSe
         try:
             changes["port"] = int(group["port"] or "")
         except ValueError:
-            raise AdvisorError(f"expected a port number, got {group['port']!r}",
-                               Location(str(path), key="client.port")) from None
+            raise AdvisorError(
+                f"expected a port number, got {group['port']!r}",
+                Location(str(path), key="client.port"),
+            ) from None
     if settings.socket is None and group.get("socket"):
         changes["socket"] = group["socket"]
     for key in ("ssl-ca", "ssl-cert", "ssl-key"):
@@ -147,8 +158,9 @@ def _unquote(value: str | None) -> str | None:
     return value
 
 
-def explain_error(error: pymysql.err.MySQLError, settings: ConnectionSettings,
-                  doing: str) -> AdvisorError:
+def explain_error(
+    error: pymysql.err.MySQLError, settings: ConnectionSettings, doing: str
+) -> AdvisorError:
     """One line saying what failed while ``doing`` and what to do about it.
 
     The server's own text names the privilege it wanted (``you need (at least one of) the
@@ -161,15 +173,20 @@ def explain_error(error: pymysql.err.MySQLError, settings: ConnectionSettings,
     where = settings.describe()
     if code in (_CR_CONN_HOST_ERROR, _CR_CONNECTION_ERROR, _CR_UNKNOWN_HOST):
         reason = "connection refused" if "refused" in server_text.lower() else server_text
-        return AdvisorError(f"cannot connect to {where}: {reason} "
-                            "(is the server running and reachable there?)")
+        return AdvisorError(
+            f"cannot connect to {where}: {reason} (is the server running and reachable there?)"
+        )
     if code == _ER_ACCESS_DENIED:
-        return AdvisorError(f"access denied for {where}: check the user and the password "
-                            "(--password-env VAR or --defaults-file)")
+        return AdvisorError(
+            f"access denied for {where}: check the user and the password "
+            "(--password-env VAR or --defaults-file)"
+        )
     if code in (_ER_SPECIFIC_ACCESS_DENIED, _ER_DBACCESS_DENIED, _ER_TABLEACCESS_DENIED):
-        return AdvisorError(f"missing privilege for {doing} on {where}: {server_text} "
-                            f"(GRANT it to {settings.user or 'the user'}, "
-                            "or run as a user that has it)")
+        return AdvisorError(
+            f"missing privilege for {doing} on {where}: {server_text} "
+            f"(GRANT it to {settings.user or 'the user'}, "
+            "or run as a user that has it)"
+        )
     if code == _CR_SSL_CONNECTION_ERROR or "ssl" in server_text.lower():
         return AdvisorError(f"TLS connection to {where} failed: {server_text}")
     if code in (_CR_SERVER_GONE, _CR_SERVER_LOST):
@@ -187,8 +204,7 @@ def connect(settings: ConnectionSettings) -> Connection:
         raise AdvisorError(f"cannot connect to {settings.describe()}: {error}") from None
 
 
-def query(connection: Connection,
-          sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+def query(connection: Connection, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """Rows of a ``SHOW`` or ``SELECT`` statement; anything else is refused before sending."""
     if not _READ_ONLY.match(sql):
         raise ValueError(f"collect runs SHOW and SELECT statements only, not {sql.split()[0]!r}")

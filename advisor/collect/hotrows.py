@@ -163,8 +163,12 @@ class RowCounter:
         order = sorted(range(candidates.size), key=lambda i: (-peaks[i], names[i]))[:n]
         origins = np.frombuffer(self._origins, dtype=np.int64)
         return [
-            HotRowRate(names[i], round_rate(float(peaks[i])), int(totals[candidates[i]]),
-                       tuple(int(o) for o in np.unique(origins[rows == candidates[i]])))
+            HotRowRate(
+                names[i],
+                round_rate(float(peaks[i])),
+                int(totals[candidates[i]]),
+                tuple(int(o) for o in np.unique(origins[rows == candidates[i]])),
+            )
             for i in order
         ]
 

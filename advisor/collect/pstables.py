@@ -31,8 +31,9 @@ def table_changes(rows: Sequence[tuple[object, ...]]) -> dict[str, float]:
     return {f"{schema}.{table}": float(str(count or 0)) for schema, table, count in rows}
 
 
-def table_peak_rates(elapsed_s: ArrayLike, uptime_s: ArrayLike,
-                     snapshots: Sequence[Mapping[str, float]], top: int) -> list[HotRowRate]:
+def table_peak_rates(
+    elapsed_s: ArrayLike, uptime_s: ArrayLike, snapshots: Sequence[Mapping[str, float]], top: int
+) -> list[HotRowRate]:
     """The ``top`` tables by peak rate of changed rows over one sampling interval [1/s].
 
     A table missing from a snapshot (created or first touched later) starts at its first
@@ -52,5 +53,6 @@ def table_peak_rates(elapsed_s: ArrayLike, uptime_s: ArrayLike,
     order = sorted(range(len(names)), key=lambda i: (-peaks[i], names[i]))
     return [
         HotRowRate(f"{names[i]} (whole table)", round_rate(float(peaks[i])), int(totals[i]))
-        for i in order[:top] if peaks[i] > 0
+        for i in order[:top]
+        if peaks[i] > 0
     ]

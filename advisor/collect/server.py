@@ -27,11 +27,25 @@ OptionValue = int | float | str
 # The provider options advisor's model reads (advisor/model/provider_options.py), plus the socket
 # buffers that cap one TCP stream per RTT (../shared/reference/galera.md section 1e).
 MODEL_OPTIONS = (
-    "evs.send_window", "evs.user_send_window", "evs.keepalive_period", "evs.suspect_timeout",
-    "evs.inactive_timeout", "evs.inactive_check_period", "evs.install_timeout",
-    "evs.join_retrans_period", "evs.delay_margin", "evs.delayed_keep_period", "evs.auto_evict",
-    "gcs.fc_limit", "gcs.fc_factor", "gcs.fc_single_primary", "gcs.fc_master_slave",
-    "gcs.max_packet_size", "gmcast.segment", "gmcast.peer_timeout", "pc.weight",
+    "evs.send_window",
+    "evs.user_send_window",
+    "evs.keepalive_period",
+    "evs.suspect_timeout",
+    "evs.inactive_timeout",
+    "evs.inactive_check_period",
+    "evs.install_timeout",
+    "evs.join_retrans_period",
+    "evs.delay_margin",
+    "evs.delayed_keep_period",
+    "evs.auto_evict",
+    "gcs.fc_limit",
+    "gcs.fc_factor",
+    "gcs.fc_single_primary",
+    "gcs.fc_master_slave",
+    "gcs.max_packet_size",
+    "gmcast.segment",
+    "gmcast.peer_timeout",
+    "pc.weight",
     "socket.recv_buf_size",
 )
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
@@ -98,8 +112,9 @@ def _typed(value: str) -> OptionValue:
     return value
 
 
-def parse_provider_options(text: str,
-                           keys: tuple[str, ...] = MODEL_OPTIONS) -> dict[str, OptionValue]:
+def parse_provider_options(
+    text: str, keys: tuple[str, ...] = MODEL_OPTIONS
+) -> dict[str, OptionValue]:
     """The ``keys`` present in a ``wsrep_provider_options`` string, numbers as numbers.
 
     Galera's spelling and units are kept (``PT5S``, ``NO``).
@@ -126,8 +141,10 @@ def server_info(variables: Mapping[str, str], status: Mapping[str, str], where: 
     ``where`` names the node in messages (``user@host:port``).
     """
     if "wsrep_on" not in variables:
-        raise AdvisorError(f"{where} is not a Galera node: it has no wsrep variables "
-                           "(expected MariaDB Galera, Percona XtraDB Cluster or MySQL-wsrep)")
+        raise AdvisorError(
+            f"{where} is not a Galera node: it has no wsrep variables "
+            "(expected MariaDB Galera, Percona XtraDB Cluster or MySQL-wsrep)"
+        )
     if not _on(variables.get("wsrep_on")):
         raise AdvisorError(f"{where} is not a Galera member: wsrep_on is OFF")
     provider = variables.get("wsrep_provider", "")
@@ -135,9 +152,11 @@ def server_info(variables: Mapping[str, str], status: Mapping[str, str], where: 
         raise AdvisorError(f"{where} is not a Galera member: wsrep_provider is none")
     state = status.get("wsrep_cluster_status", "")
     if state.lower() == "disconnected" or not _on(status.get("wsrep_connected", "ON")):
-        raise AdvisorError(f"{where} is not connected to a Galera cluster "
-                           f"(wsrep_cluster_status {state or 'unknown'}, "
-                           f"wsrep_connected {status.get('wsrep_connected', 'unknown')})")
+        raise AdvisorError(
+            f"{where} is not connected to a Galera cluster "
+            f"(wsrep_cluster_status {state or 'unknown'}, "
+            f"wsrep_connected {status.get('wsrep_connected', 'unknown')})"
+        )
     version = variables.get("version", "")
     comment = variables.get("version_comment", "")
     reported = status.get("wsrep_provider_version") or variables.get("wsrep_provider_version")

@@ -302,6 +302,7 @@ def summarise_status(samples: Sequence[StatusSample]) -> StatusSummary:
 
 def _clip_fraction(spread: Spread) -> Spread:
     """Paused time per wall time is a fraction; sampling jitter can push it past 1."""
+
     def clip(value: float | None) -> float | None:
         return None if value is None else min(1.0, max(0.0, value))
 

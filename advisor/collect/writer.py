@@ -70,32 +70,45 @@ def _per_s(spread: Spread) -> str:
 def _provenance(evidence: CollectedEvidence) -> list[str]:
     """The comment block at the top of ``workload``: where, when, how, and the context."""
     s = evidence.status
-    how = (f"From advisor collect on {evidence.target} at "
-           f"{evidence.started_at.strftime('%Y-%m-%dT%H:%M:%SZ')}: {s.samples} status samples "
-           f"every {evidence.interval_s:g}s over {evidence.duration_s:.0f}s"
-           + (" (ended early)." if evidence.ended_early else "."))
+    how = (
+        f"From advisor collect on {evidence.target} at "
+        f"{evidence.started_at.strftime('%Y-%m-%dT%H:%M:%SZ')}: {s.samples} status samples "
+        f"every {evidence.interval_s:g}s over {evidence.duration_s:.0f}s"
+        + (" (ended early)." if evidence.ended_early else ".")
+    )
     context = ["Seen from this node, for the whole cluster:"]
     if s.repl_latency is not None:
         r = s.repl_latency
-        context.append(f"replication latency (wsrep_evs_repl_latency) min {r.min_ms:.3g} ms, "
-                       f"avg {r.avg_ms:.3g} ms, max {r.max_ms:.3g} ms over {r.samples} messages;")
+        context.append(
+            f"replication latency (wsrep_evs_repl_latency) min {r.min_ms:.3g} ms, "
+            f"avg {r.avg_ms:.3g} ms, max {r.max_ms:.3g} ms over {r.samples} messages;"
+        )
     if s.flow_control_paused.peak is not None:
-        context.append(f"flow control paused {_percent(s.flow_control_paused.avg)} of the time, "
-                       f"{_percent(s.flow_control_paused.peak)} in the worst interval "
-                       "(wsrep_flow_control_paused_ns);")
+        context.append(
+            f"flow control paused {_percent(s.flow_control_paused.avg)} of the time, "
+            f"{_percent(s.flow_control_paused.peak)} in the worst interval "
+            "(wsrep_flow_control_paused_ns);"
+        )
     if s.cert_failures_per_s.peak is not None:
-        context.append(f"certification failures {_per_s(s.cert_failures_per_s)}, brute-force "
-                       f"aborts {_per_s(s.bf_aborts_per_s)} on this node;")
+        context.append(
+            f"certification failures {_per_s(s.cert_failures_per_s)}, brute-force "
+            f"aborts {_per_s(s.bf_aborts_per_s)} on this node;"
+        )
     if s.cluster_size_min is not None:
-        size = (str(s.cluster_size_min) if s.cluster_size_min == s.cluster_size_max
-                else f"{s.cluster_size_min} to {s.cluster_size_max}")
+        size = (
+            str(s.cluster_size_min)
+            if s.cluster_size_min == s.cluster_size_max
+            else f"{s.cluster_size_min} to {s.cluster_size_max}"
+        )
         context.append(f"cluster size {size}; this node is in segment {s.segment}.")
     blocks = [how, " ".join(context)]
     if s.local_commits_per_s.avg is not None:
-        blocks.append(f"This node's own share: {_per_s(s.local_commits_per_s)} commits "
-                      "(wsrep_local_commits), sending "
-                      f"{_bytes_rate(s.replicated_bytes_per_s)} and receiving "
-                      f"{_bytes_rate(s.received_bytes_per_s)} of write sets.")
+        blocks.append(
+            f"This node's own share: {_per_s(s.local_commits_per_s)} commits "
+            "(wsrep_local_commits), sending "
+            f"{_bytes_rate(s.replicated_bytes_per_s)} and receiving "
+            f"{_bytes_rate(s.received_bytes_per_s)} of write sets."
+        )
     blocks += [f"Note: {note}" for note in evidence.notes]
     lines: list[str] = []
     for block in blocks:
@@ -109,11 +122,15 @@ def _bytes_rate(spread: Spread) -> str:
 
 def _hot_rows_comment(evidence: CollectedEvidence) -> str:
     if evidence.hot_row_source == "binlog":
-        return (f"binary log: row events per primary key, peak over "
-                f"{evidence.hot_row_window_s:g}s sliding windows "
-                f"({evidence.hot_row_events} row changes seen)")
-    return (f"performance_schema table counts (binary log off): peak per "
-            f"{evidence.hot_row_window_s:g}s interval; a table's rate bounds its hottest row")
+        return (
+            f"binary log: row events per primary key, peak over "
+            f"{evidence.hot_row_window_s:g}s sliding windows "
+            f"({evidence.hot_row_events} row changes seen)"
+        )
+    return (
+        f"performance_schema table counts (binary log off): peak per "
+        f"{evidence.hot_row_window_s:g}s interval; a table's rate bounds its hottest row"
+    )
 
 
 def _workload(evidence: CollectedEvidence) -> CommentedMap:
@@ -125,7 +142,9 @@ def _workload(evidence: CollectedEvidence) -> CommentedMap:
         section["commits_per_s"] = commits
         section.yaml_add_eol_comment(
             f"(wsrep_replicated + wsrep_received) per {interval} interval: write transactions "
-            "of the whole cluster", "commits_per_s")
+            "of the whole cluster",
+            "commits_per_s",
+        )
     if evidence.writeset is not None:
         w = evidence.writeset
         p50 = round(w.p50_bytes)
@@ -137,17 +156,17 @@ def _workload(evidence: CollectedEvidence) -> CommentedMap:
         section.yaml_add_eol_comment(
             f"peak {interval} rate of wsrep_replicated_bytes + wsrep_received_bytes: write sets "
             "of the whole cluster (avg "
-            f"{_rate(s.cluster_bytes_per_s.avg or 0.0):g})", "replicated_bytes_per_s")
+            f"{_rate(s.cluster_bytes_per_s.avg or 0.0):g})",
+            "replicated_bytes_per_s",
+        )
     if evidence.hot_rows:
         rows = CommentedSeq()
         for row in evidence.hot_rows:
             entry = CommentedMap()
             entry["name"] = DoubleQuotedScalarString(row.name)
             entry["updates_per_s"] = _rate(row.updates_per_s)
-            origins = (f", from server_id {', '.join(map(str, row.origins))}"
-                       if row.origins else "")
-            entry.yaml_add_eol_comment(f"{row.total} changes in the run{origins}",
-                                       "updates_per_s")
+            origins = f", from server_id {', '.join(map(str, row.origins))}" if row.origins else ""
+            entry.yaml_add_eol_comment(f"{row.total} changes in the run{origins}", "updates_per_s")
             rows.append(entry)
         section["hot_rows"] = rows
         section.yaml_add_eol_comment(_hot_rows_comment(evidence), "hot_rows")
@@ -159,15 +178,18 @@ def _galera(evidence: CollectedEvidence) -> CommentedMap:
     section = CommentedMap()
     section["flavor"] = server.flavor
     section.yaml_add_eol_comment(
-        f"version {server.version!r}, version_comment {server.version_comment!r}", "flavor")
+        f"version {server.version!r}, version_comment {server.version_comment!r}", "flavor"
+    )
     if server.galera_version is not None:
         section["version"] = DoubleQuotedScalarString(server.galera_version)
         section.yaml_add_eol_comment(
-            f"wsrep_provider_version {server.galera_version_reported!r}", "version")
+            f"wsrep_provider_version {server.galera_version_reported!r}", "version"
+        )
     if server.provider_options:
         section["provider_options"] = CommentedMap(server.provider_options)
         section.yaml_add_eol_comment(
-            "from wsrep_provider_options on this node (the keys advisor reads)", "provider_options")
+            "from wsrep_provider_options on this node (the keys advisor reads)", "provider_options"
+        )
     return section
 
 
@@ -253,21 +275,30 @@ def _with_provenance(section: CommentedMap, lines: list[str], indent: int) -> Co
     return section
 
 
-def render_sections(evidence: CollectedEvidence,
-                    existing: dict[str, CommentedMap | None] | None = None,
-                    indent: tuple[int, int, int] = (2, 4, 2)) -> dict[str, str]:
+def render_sections(
+    evidence: CollectedEvidence,
+    existing: dict[str, CommentedMap | None] | None = None,
+    indent: tuple[int, int, int] = (2, 4, 2),
+) -> dict[str, str]:
     """YAML text of each section (``workload``, ``galera``), merged into ``existing``."""
     existing = existing or {}
     new_workload = _workload(evidence)
     new_galera = _galera(evidence)
     old_workload, old_galera = existing.get("workload"), existing.get("galera")
-    workload = (_merge_workload(old_workload, new_workload)
-                if isinstance(old_workload, CommentedMap) else new_workload)
-    galera = (_merge_galera(old_galera, new_galera)
-              if isinstance(old_galera, CommentedMap) else new_galera)
+    workload = (
+        _merge_workload(old_workload, new_workload)
+        if isinstance(old_workload, CommentedMap)
+        else new_workload
+    )
+    galera = (
+        _merge_galera(old_galera, new_galera)
+        if isinstance(old_galera, CommentedMap)
+        else new_galera
+    )
     _with_provenance(workload, _provenance(evidence), indent[0])
-    _with_provenance(galera, [f"From advisor collect on {evidence.target}: what runs there."],
-                     indent[0])
+    _with_provenance(
+        galera, [f"From advisor collect on {evidence.target}: what runs there."], indent[0]
+    )
     out = {}
     for name, section in (("workload", workload), ("galera", galera)):
         buffer = io.StringIO()
@@ -279,8 +310,10 @@ def render_sections(evidence: CollectedEvidence,
 def evidence_to_yaml(evidence: CollectedEvidence) -> str:
     """The ``workload`` and ``galera`` sections as topology.yaml text, with their sources."""
     sections = render_sections(evidence)
-    header = ("# The workload and galera sections of topology.yaml, measured by advisor collect.\n"
-              "# Add sites (and links) to make a complete file, or use --into topology.yaml.\n")
+    header = (
+        "# The workload and galera sections of topology.yaml, measured by advisor collect.\n"
+        "# Add sites (and links) to make a complete file, or use --into topology.yaml.\n"
+    )
     return header + sections["workload"] + "\n" + sections["galera"]
 
 
@@ -298,8 +331,10 @@ def _section_spans(text: str, path: Path) -> tuple[dict[str, tuple[int, int]], d
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         raise AdvisorError(f"not valid YAML: {problem}", where) from None
     if not isinstance(document, CommentedMap):
-        raise AdvisorError("expected a mapping at the top of the file (name:, sites:, ...)",
-                           Location(str(path), 1, 1))
+        raise AdvisorError(
+            "expected a mapping at the top of the file (name:, sites:, ...)",
+            Location(str(path), 1, 1),
+        )
     keys = list(document)
     lines = text.splitlines(keepends=True)
     spans = {}
@@ -308,8 +343,7 @@ def _section_spans(text: str, path: Path) -> tuple[dict[str, tuple[int, int]], d
             continue
         start = document.lc.key(name)[0]
         position = keys.index(name)
-        end = (document.lc.key(keys[position + 1])[0] if position + 1 < len(keys)
-               else len(lines))
+        end = document.lc.key(keys[position + 1])[0] if position + 1 < len(keys) else len(lines)
         while end > start + 1 and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
             end -= 1
         spans[name] = (start, end)
@@ -324,8 +358,9 @@ def _guess_indent(text: str) -> tuple[int, int, int]:
     that key. Common style (2, 4, 2) where the file does not say.
     """
     mapping, offset = None, None
-    lines = [line for line in text.splitlines()
-             if line.strip() and not line.lstrip().startswith("#")]
+    lines = [
+        line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")
+    ]
     for above, line in itertools.pairwise(lines):
         if not above.rstrip().endswith(":"):
             continue
@@ -349,8 +384,9 @@ def merge_into(path: Path, evidence: CollectedEvidence) -> None:
 
     path = Path(path)
     if not path.exists():
-        raise AdvisorError("no such file to update (use -o to write a new one)",
-                           Location(str(path)))
+        raise AdvisorError(
+            "no such file to update (use -o to write a new one)", Location(str(path))
+        )
     # The same checks as any topology: a regular UTF-8 file of bounded size (no FIFO, no
     # device), and YAML whose depth and aliases are bounded, before ruamel.yaml reads it.
     text = read_text_file(path, Limits().file_bytes, what="topology file")

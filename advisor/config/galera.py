@@ -75,17 +75,30 @@ def site_options(ctx: PlanContext, site: str, segment: int, spans: bool) -> list
     """gmcast.segment (clusters over several sites) and pc.weight (when not 1) of a site."""
     options = []
     if spans:
-        options.append(Setting(
-            name="gmcast.segment", value=segment,
-            reason=(f"one segment per site ({site} is segment {segment}): a write set crosses "
+        options.append(
+            Setting(
+                name="gmcast.segment",
+                value=segment,
+                reason=(
+                    f"one segment per site ({site} is segment {segment}): a write set crosses "
                     "the WAN once per remote segment and is relayed inside it, at the cost of "
-                    "up to two LAN hops per commit (galera.md 1f)") + _was(ctx, "gmcast.segment")))
+                    "up to two LAN hops per commit (galera.md 1f)"
+                )
+                + _was(ctx, "gmcast.segment"),
+            )
+        )
     weight = ctx.analysis.loaded.topology.site(site).weight
     if weight != 1:
-        options.append(Setting(
-            name="pc.weight", value=weight,
-            reason=(f"weight of site {site} in topology.yaml: quorum counts each node here "
-                    f"{weight} times (galera.md 1g)")))
+        options.append(
+            Setting(
+                name="pc.weight",
+                value=weight,
+                reason=(
+                    f"weight of site {site} in topology.yaml: quorum counts each node here "
+                    f"{weight} times (galera.md 1g)"
+                ),
+            )
+        )
     return options
 
 
@@ -121,28 +134,38 @@ def _windows(ctx: PlanContext, cluster: ClusterEval) -> list[Setting]:
             int(params["min_window"]),
         )
         send = 2 * user
-        why = (f"SEND-WINDOW: with evs.user_send_window={cluster.user_send_window} one node "
-               f"replicates at most {cluster.window_limit_commits_per_s:.0f} commits/s at a "
-               f"{cluster.safe_period_ms:.1f} ms commit round, short of the peak "
-               f"{peak:g}/s times the rule's headroom; this window "
-               "carries it, rounded up to a power of two (galera.md 1a)")
+        why = (
+            f"SEND-WINDOW: with evs.user_send_window={cluster.user_send_window} one node "
+            f"replicates at most {cluster.window_limit_commits_per_s:.0f} commits/s at a "
+            f"{cluster.safe_period_ms:.1f} ms commit round, short of the peak "
+            f"{peak:g}/s times the rule's headroom; this window "
+            "carries it, rounded up to a power of two (galera.md 1a)"
+        )
     elif commits is None:
         send, user = _VENDOR_WAN_SEND_WINDOW, _VENDOR_WAN_SEND_WINDOW // 2
-        why = ("no peak commit rate in topology.yaml, so the vendors' WAN example is used: "
-               "'considerably higher, e.g. 512' (Codership, MariaDB and Percona docs)")
+        why = (
+            "no peak commit rate in topology.yaml, so the vendors' WAN example is used: "
+            "'considerably higher, e.g. 512' (Codership, MariaDB and Percona docs)"
+        )
     else:
         user, send = int(current["evs.user_send_window"]), int(current["evs.send_window"])
-        why = (f"the current window carries {cluster.window_limit_commits_per_s:.0f} commits/s "
-               f"at this commit round, enough for the peak {commits.design_value:g}/s "
-               "(SEND-WINDOW is quiet): kept")
+        why = (
+            f"the current window carries {cluster.window_limit_commits_per_s:.0f} commits/s "
+            f"at this commit round, enough for the peak {commits.design_value:g}/s "
+            "(SEND-WINDOW is quiet): kept"
+        )
     send = max(send, user)
     return [
-        Setting(name="evs.send_window", value=send,
-                reason="twice the user window: Codership advises user_send_window about half "
-                       "of send_window; the backlog drains with this one (galera.md 1a)"
-                       + _was(ctx, "evs.send_window")),
-        Setting(name="evs.user_send_window", value=user,
-                reason=why + _was(ctx, "evs.user_send_window")),
+        Setting(
+            name="evs.send_window",
+            value=send,
+            reason="twice the user window: Codership advises user_send_window about half "
+            "of send_window; the backlog drains with this one (galera.md 1a)"
+            + _was(ctx, "evs.send_window"),
+        ),
+        Setting(
+            name="evs.user_send_window", value=user, reason=why + _was(ctx, "evs.user_send_window")
+        ),
     ]
 
 
@@ -152,9 +175,13 @@ def _tail_notes(ctx: PlanContext, cluster: ClusterEval) -> str:
     limits = tail_limits(ctx.analysis.rules["RTT-TAIL-INSTABILITY"].parameters)
     notes = []
     for link in cluster.links:
-        risk = tail_risk(link.rtt, float(opts["evs.keepalive_period"]),
-                         float(opts["evs.delay_margin"]), float(opts["evs.suspect_timeout"]),
-                         limits)
+        risk = tail_risk(
+            link.rtt,
+            float(opts["evs.keepalive_period"]),
+            float(opts["evs.delay_margin"]),
+            float(opts["evs.suspect_timeout"]),
+            limits,
+        )
         if risk.reasons:
             notes.append(f"{'-'.join(link.sites)}: {'; '.join(risk.reasons)}")
     return f"; RTT-TAIL-INSTABILITY found {'; '.join(notes)}" if notes else ""
@@ -167,33 +194,45 @@ def _timeouts(ctx: PlanContext, cluster: ClusterEval) -> list[Setting]:
     above_rtt_s = math.floor(top_ms / 1000.0) + 1.0  # whole seconds above the highest RTT
     values = {k: max(v, float(current[k]), above_rtt_s) for k, v in _WAN_RECIPE_S.items()}
     # Galera's range checks: keepalive <= suspect / 3, install within [keepalive, inactive].
-    values["evs.suspect_timeout"] = max(values["evs.suspect_timeout"],
-                                        3 * values["evs.keepalive_period"])
+    values["evs.suspect_timeout"] = max(
+        values["evs.suspect_timeout"], 3 * values["evs.keepalive_period"]
+    )
     if values["evs.inactive_timeout"] <= values["evs.suspect_timeout"]:
         values["evs.inactive_timeout"] = 2 * values["evs.suspect_timeout"]
-    values["evs.install_timeout"] = min(values["evs.install_timeout"],
-                                        values["evs.inactive_timeout"])
+    values["evs.install_timeout"] = min(
+        values["evs.install_timeout"], values["evs.inactive_timeout"]
+    )
     link = f"{worst.sites[0]}-{worst.sites[1]}"
-    wan = (f"the cluster spans a WAN whose highest RTT is {top_ms:.1f} ms ({link}); Codership "
-           "KB 'WAN Replication' recipe PT3S/PT30S/PT1M/PT1M rides out outages of about 30 s "
-           "instead of evicting members and running state transfers")
+    wan = (
+        f"the cluster spans a WAN whose highest RTT is {top_ms:.1f} ms ({link}); Codership "
+        "KB 'WAN Replication' recipe PT3S/PT30S/PT1M/PT1M rides out outages of about 30 s "
+        "instead of evicting members and running state transfers"
+    )
     reasons = {
         "evs.keepalive_period": f"keepalives on an idle link; {wan}",
-        "evs.suspect_timeout": ("a member silent this long is suspected and dropped if all "
-                                "agree; the price: commits wait this long when a node really "
-                                "dies (MariaDB docs)" + _tail_notes(ctx, cluster)),
+        "evs.suspect_timeout": (
+            "a member silent this long is suspected and dropped if all "
+            "agree; the price: commits wait this long when a node really "
+            "dies (MariaDB docs)" + _tail_notes(ctx, cluster)
+        ),
         "evs.inactive_timeout": "declared dead without consensus; must exceed suspect_timeout",
         "evs.install_timeout": "time to install a new view; within [keepalive_period, "
-                               "inactive_timeout] (Galera's range check)",
+        "inactive_timeout] (Galera's range check)",
     }
-    settings = [Setting(name=k, value=format_duration(v), reason=reasons[k] + _was(ctx, k))
-                for k, v in values.items()]
+    settings = [
+        Setting(name=k, value=format_duration(v), reason=reasons[k] + _was(ctx, k))
+        for k, v in values.items()
+    ]
     for key in ("evs.delay_margin", "evs.join_retrans_period"):
         if float(current[key]) * 1000.0 <= top_ms:
-            settings.append(Setting(
-                name=key, value=format_duration(above_rtt_s),
-                reason=f"must exceed the highest RTT, {top_ms:.1f} ms (Codership KB 'WAN "
-                       "Latency')" + _was(ctx, key)))
+            settings.append(
+                Setting(
+                    name=key,
+                    value=format_duration(above_rtt_s),
+                    reason=f"must exceed the highest RTT, {top_ms:.1f} ms (Codership KB 'WAN "
+                    "Latency')" + _was(ctx, key),
+                )
+            )
     return settings
 
 
@@ -205,37 +244,56 @@ def _recv_buffer(ctx: PlanContext, cluster: ClusterEval) -> list[Setting]:
         return []
     if version[1] >= _AUTO_RECV_BUF_SINCE[version[0]]:
         return []
-    worst = max(cluster.links, key=lambda link: link.effective_bandwidth_mbps
-                * float(link.rtt.quantile(0.99)))
+    worst = max(
+        cluster.links,
+        key=lambda link: link.effective_bandwidth_mbps * float(link.rtt.quantile(0.99)),
+    )
     rtt = float(worst.rtt.quantile(0.99))
     size = int(tcp.socket_buffer_bytes_for(worst.effective_bandwidth_mbps, rtt))
-    return [Setting(
-        name="socket.recv_buf_size", value=max(size, 212_992),
-        reason=(f"Galera {version[0]}.{version[1]} pins the receive buffer at 212992 bytes "
+    return [
+        Setting(
+            name="socket.recv_buf_size",
+            value=max(size, 212_992),
+            reason=(
+                f"Galera {version[0]}.{version[1]} pins the receive buffer at 212992 bytes "
                 "(automatic from 25.3.29 / 26.4.5, galera.md 1e); this covers the bandwidth-"
                 f"delay product of {worst.sites[0]}-{worst.sites[1]} "
                 f"({worst.effective_bandwidth_mbps:g} Mbit/s x {rtt:.1f} ms p99) with Linux "
-                "advertising half the buffer"))]
+                "advertising half the buffer"
+            ),
+        )
+    ]
 
 
 def _flow_control(ctx: PlanContext) -> list[Setting]:
     version = _galera_version(ctx)
     modern = version is None or version >= (4, 10)
     name = "gcs.fc_single_primary" if modern else "gcs.fc_master_slave"
-    one_writer = ("one writer per cluster (ProxySQL max_writers=1): Codership KB 'Single Master "
-                  "Setup' recipe 256 / 0.99 / YES (galera.md 1d)")
+    one_writer = (
+        "one writer per cluster (ProxySQL max_writers=1): Codership KB 'Single Master "
+        "Setup' recipe 256 / 0.99 / YES (galera.md 1d)"
+    )
     return [
-        Setting(name="gcs.fc_limit", value=_FC_LIMIT_ONE_WRITER,
-                reason=f"a deeper receive queue before flow control pauses the cluster; "
-                       f"{one_writer}" + _was(ctx, "gcs.fc_limit")),
-        Setting(name="gcs.fc_factor", value=_FC_FACTOR_ONE_WRITER,
-                reason="resume as soon as the queue drops below 99 % of the limit; "
-                       + one_writer + _was(ctx, "gcs.fc_factor")),
-        Setting(name=name, value="YES",
-                reason="the limit is not scaled by the square root of the member count"
-                       + ("" if modern else "; gcs.fc_single_primary replaced this in Galera "
-                          "4.10") + ("; before Galera 4.10 the option is gcs.fc_master_slave"
-                                     if version is None else "")),
+        Setting(
+            name="gcs.fc_limit",
+            value=_FC_LIMIT_ONE_WRITER,
+            reason=f"a deeper receive queue before flow control pauses the cluster; "
+            f"{one_writer}" + _was(ctx, "gcs.fc_limit"),
+        ),
+        Setting(
+            name="gcs.fc_factor",
+            value=_FC_FACTOR_ONE_WRITER,
+            reason="resume as soon as the queue drops below 99 % of the limit; "
+            + one_writer
+            + _was(ctx, "gcs.fc_factor"),
+        ),
+        Setting(
+            name=name,
+            value="YES",
+            reason="the limit is not scaled by the square root of the member count"
+            + ("" if modern else "; gcs.fc_single_primary replaced this in Galera 4.10")
+            + ("; before Galera 4.10 the option is gcs.fc_master_slave" if version is None else ""),
+        ),
     ]
 
 
@@ -251,30 +309,52 @@ def _kept(ctx: PlanContext, taken: set[str]) -> list[Setting]:
             raise AdvisorError(
                 f"provider option {key!r} = {text!r} cannot be written into "
                 "wsrep_provider_options: expected letters, digits and _.:/+,@=- only",
-                loaded.location("galera", "provider_options", key))
-        kept.append(Setting(name=key, value=text,
-                            reason="from galera.provider_options in topology.yaml, kept"))
+                loaded.location("galera", "provider_options", key),
+            )
+        kept.append(
+            Setting(
+                name=key, value=text, reason="from galera.provider_options in topology.yaml, kept"
+            )
+        )
     return kept
 
 
-def server_settings(ctx: PlanContext, index: int, label: str, address: list[str],
-                    incoming_channels: int) -> list[Setting]:
+def server_settings(
+    ctx: PlanContext, index: int, label: str, address: list[str], incoming_channels: int
+) -> list[Setting]:
     """The ``[mysqld]`` settings every node of cluster ``index`` shares."""
     settings = []
     if ctx.flavor == "mariadb":
-        settings.append(Setting(name="wsrep_on", value="ON",
-                                reason="MariaDB replicates through Galera only with wsrep_on=ON"))
+        settings.append(
+            Setting(
+                name="wsrep_on",
+                value="ON",
+                reason="MariaDB replicates through Galera only with wsrep_on=ON",
+            )
+        )
     settings += [
-        Setting(name="wsrep_cluster_name", value=label,
-                reason="the same on every node and garbd of this cluster: a node refuses to "
-                       "join a cluster of another name"),
-        Setting(name="wsrep_cluster_address", value="gcomm://" + ",".join(address),
-                reason="every data node of the cluster (placeholders): a starting node joins "
-                       "through any one it reaches"),
-        Setting(name="binlog_format", value="ROW",
-                reason="Galera replicates row events only (Galera, MariaDB and PXC docs)"),
-        Setting(name="innodb_autoinc_lock_mode", value=2,
-                reason="interleaved auto-increment locks, required by Galera's parallel apply"),
+        Setting(
+            name="wsrep_cluster_name",
+            value=label,
+            reason="the same on every node and garbd of this cluster: a node refuses to "
+            "join a cluster of another name",
+        ),
+        Setting(
+            name="wsrep_cluster_address",
+            value="gcomm://" + ",".join(address),
+            reason="every data node of the cluster (placeholders): a starting node joins "
+            "through any one it reaches",
+        ),
+        Setting(
+            name="binlog_format",
+            value="ROW",
+            reason="Galera replicates row events only (Galera, MariaDB and PXC docs)",
+        ),
+        Setting(
+            name="innodb_autoinc_lock_mode",
+            value=2,
+            reason="interleaved auto-increment locks, required by Galera's parallel apply",
+        ),
     ]
     if any(index in link.clusters for link in ctx.option.async_links):
         settings += async_server_settings(ctx, index, incoming_channels)
@@ -285,44 +365,73 @@ def async_server_settings(ctx: PlanContext, index: int, incoming: int) -> list[S
     """Binary log and GTID settings of a cluster linked asynchronously (galera.md 5a)."""
     cluster_id = index + 1
     server_id = Setting(
-        name="server_id", value=cluster_id,
+        name="server_id",
+        value=cluster_id,
         reason="the same on every node of a cluster and different between clusters, so a "
-               "transaction coming back to its own cluster is skipped (galera.md 5a)")
+        "transaction coming back to its own cluster is skipped (galera.md 5a)",
+    )
     if ctx.flavor == "mariadb":
         settings = [
             server_id,
-            Setting(name="log_bin", value="mariadb-bin",
-                    reason="the binary log the other clusters replicate from, at the same path "
-                           "on every node (MariaDB docs)"),
-            Setting(name="log_slave_updates", value="ON",
-                    reason="every node writes the write sets it applies to its binary log, so "
-                           "any node can serve a channel (MariaDB default OFF)"),
-            Setting(name="wsrep_gtid_mode", value="ON",
-                    reason="one GTID sequence for the whole cluster, so a channel can move "
-                           "between nodes (MariaDB docs)"),
-            Setting(name="wsrep_gtid_domain_id", value=cluster_id,
-                    reason="the same within a cluster, different between clusters (MariaDB "
-                           "docs)"),
+            Setting(
+                name="log_bin",
+                value="mariadb-bin",
+                reason="the binary log the other clusters replicate from, at the same path "
+                "on every node (MariaDB docs)",
+            ),
+            Setting(
+                name="log_slave_updates",
+                value="ON",
+                reason="every node writes the write sets it applies to its binary log, so "
+                "any node can serve a channel (MariaDB default OFF)",
+            ),
+            Setting(
+                name="wsrep_gtid_mode",
+                value="ON",
+                reason="one GTID sequence for the whole cluster, so a channel can move "
+                "between nodes (MariaDB docs)",
+            ),
+            Setting(
+                name="wsrep_gtid_domain_id",
+                value=cluster_id,
+                reason="the same within a cluster, different between clusters (MariaDB docs)",
+            ),
         ]
         if incoming > 1:
-            settings.append(Setting(
-                name="gtid_ignore_duplicates", value="ON",
-                reason=f"this cluster receives {incoming} channels, so a transaction can arrive "
-                       "by two paths; apply it once (MariaDB multi-source replication)"))
+            settings.append(
+                Setting(
+                    name="gtid_ignore_duplicates",
+                    value="ON",
+                    reason=f"this cluster receives {incoming} channels, so a transaction can "
+                    "arrive by two paths; apply it once (MariaDB multi-source replication)",
+                )
+            )
         return settings
     return [
         server_id,
-        Setting(name="log_bin", value="binlog",
-                reason="the binary log the other clusters replicate from"),
-        Setting(name="log_replica_updates", value="ON",
-                reason="every node logs the write sets it applies, so any node can serve a "
-                       "channel (log_slave_updates before MySQL 8.0.26)"),
-        Setting(name="gtid_mode", value="ON",
-                reason="GTID auto-positioning lets a channel move between source nodes"),
+        Setting(
+            name="log_bin",
+            value="binlog",
+            reason="the binary log the other clusters replicate from",
+        ),
+        Setting(
+            name="log_replica_updates",
+            value="ON",
+            reason="every node logs the write sets it applies, so any node can serve a "
+            "channel (log_slave_updates before MySQL 8.0.26)",
+        ),
+        Setting(
+            name="gtid_mode",
+            value="ON",
+            reason="GTID auto-positioning lets a channel move between source nodes",
+        ),
         Setting(name="enforce_gtid_consistency", value="ON", reason="required by gtid_mode=ON"),
-        Setting(name="skip_replica_start", value="ON",
-                reason="a restarted node does not start a channel by itself: one node per "
-                       "cluster replicates each channel (Percona replication manager docs)"),
+        Setting(
+            name="skip_replica_start",
+            value="ON",
+            reason="a restarted node does not start a channel by itself: one node per "
+            "cluster replicates each channel (Percona replication manager docs)",
+        ),
     ]
 
 
@@ -331,32 +440,62 @@ def per_node_settings(ctx: PlanContext, index: int, address: list[str]) -> dict[
     linked = any(index in link.clusters for link in ctx.option.async_links)
     if ctx.flavor != "mariadb" or not linked:
         return {}
-    return {host: [Setting(
-        name="gtid_domain_id", value=100 * (index + 1) + n,
-        reason="different on every node and from wsrep_gtid_domain_id, so writes made "
-               "outside the cluster (a node started alone) get a domain of their own "
-               "(MariaDB docs)")] for n, host in enumerate(address, start=1)}
+    return {
+        host: [
+            Setting(
+                name="gtid_domain_id",
+                value=100 * (index + 1) + n,
+                reason="different on every node and from wsrep_gtid_domain_id, so writes made "
+                "outside the cluster (a node started alone) get a domain of their own "
+                "(MariaDB docs)",
+            )
+        ]
+        for n, host in enumerate(address, start=1)
+    }
 
 
-def garbd_plan(ctx: PlanContext, cluster: ClusterEval, label: str, address: list[str],
-               segment: int, common: list[Setting], file: str) -> GarbdPlan:
+def garbd_plan(
+    ctx: PlanContext,
+    cluster: ClusterEval,
+    label: str,
+    address: list[str],
+    segment: int,
+    common: list[Setting],
+    file: str,
+) -> GarbdPlan:
     """The arbitrator's service settings (Codership ``garb.cnf`` layout)."""
     site = cluster.arbitrator or ""
-    options = [Setting(name="gmcast.segment", value=segment,
-                       reason=f"the arbitrator's own segment at {site} (galera.md 1f)"),
-               *(o for o in common if not o.name.startswith("repl."))]
+    options = [
+        Setting(
+            name="gmcast.segment",
+            value=segment,
+            reason=f"the arbitrator's own segment at {site} (galera.md 1f)",
+        ),
+        *(o for o in common if not o.name.startswith("repl.")),
+    ]
     text = "; ".join(f"{o.name}={option_text(o.value)}" for o in options)
     settings = [
-        Setting(name="GALERA_NODES", value=",".join(f"{h}:4567" for h in address),
-                reason="the cluster's data nodes on the group-communication port 4567 "
-                       "(placeholders); garbd joins through any of them"),
-        Setting(name="GALERA_GROUP", value=label,
-                reason="must equal wsrep_cluster_name of the cluster's nodes"),
-        Setting(name="GALERA_OPTIONS", value=text,
-                reason="the nodes' provider options except repl.* (garbd accepts every other "
-                       "one), with the arbitrator's own segment (galera.md 1g)"),
+        Setting(
+            name="GALERA_NODES",
+            value=",".join(f"{h}:4567" for h in address),
+            reason="the cluster's data nodes on the group-communication port 4567 "
+            "(placeholders); garbd joins through any of them",
+        ),
+        Setting(
+            name="GALERA_GROUP",
+            value=label,
+            reason="must equal wsrep_cluster_name of the cluster's nodes",
+        ),
+        Setting(
+            name="GALERA_OPTIONS",
+            value=text,
+            reason="the nodes' provider options except repl.* (garbd accepts every other "
+            "one), with the arbitrator's own segment (galera.md 1g)",
+        ),
     ]
-    why = (f"quorum: without a third vote, losing a site or the link leaves no primary "
-           f"component; garbd at {site} votes, receives every write set and adds about "
-           f"{cluster.arbitrator_cost_ms:.1f} ms to the worst commit p50 (galera.md 1g)")
+    why = (
+        f"quorum: without a third vote, losing a site or the link leaves no primary "
+        f"component; garbd at {site} votes, receives every write set and adds about "
+        f"{cluster.arbitrator_cost_ms:.1f} ms to the worst commit p50 (galera.md 1g)"
+    )
     return GarbdPlan(site=site, host=f"{site}-garbd", file=file, settings=settings, reason=why)

@@ -167,8 +167,11 @@ class PlanContext:
 
     def findings(self, rule: str) -> list[Finding]:
         """Findings of ``rule`` under this option."""
-        return [f for f in self.analysis.findings
-                if f.rule == rule and f.option == self.option.architecture]
+        return [
+            f
+            for f in self.analysis.findings
+            if f.rule == rule and f.option == self.option.architecture
+        ]
 
     def hosts(self, site: str) -> list[str]:
         return hosts(site, self.analysis.loaded.topology.site(site).nodes)

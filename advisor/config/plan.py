@@ -80,19 +80,33 @@ def plan_configuration(analysis: Analysis, option: Option | str | None = None) -
     writers = [_writer_site(chosen, i) for i in range(len(chosen.clusters))]
     ctx = PlanContext(analysis, chosen, labels, writers)
     async_links = replication.async_links(ctx)
-    incoming = {label: sum(1 for link in async_links for channel in link.channels
-                           if channel.replica_cluster == label) for label in labels}
+    incoming = {
+        label: sum(
+            1
+            for link in async_links
+            for channel in link.channels
+            if channel.replica_cluster == label
+        )
+        for label in labels
+    }
     garbd_count = sum(1 for c in chosen.clusters if c.arbitrator)
-    clusters = [_cluster(ctx, i, incoming[labels[i]], garbd_count)
-                for i in range(len(chosen.clusters))]
+    clusters = [
+        _cluster(ctx, i, incoming[labels[i]], garbd_count) for i in range(len(chosen.clusters))
+    ]
     topology = analysis.loaded.topology
     example = next((s.hosts[0] for c in clusters for s in c.site_plans if s.hosts), "db1")
     return ConfigPlan(
-        topology=topology.name, architecture=chosen.architecture, flavor=ctx.flavor,
-        placeholder_note=(f"Host names such as {example} are placeholders made from site "
-                          "names, and <password> marks a secret to choose: replace both."),
-        clusters=clusters, proxysql=proxysql.proxysql_plan(ctx, clusters),
-        async_links=async_links, os=os_settings.os_plan(ctx),
+        topology=topology.name,
+        architecture=chosen.architecture,
+        flavor=ctx.flavor,
+        placeholder_note=(
+            f"Host names such as {example} are placeholders made from site "
+            "names, and <password> marks a secret to choose: replace both."
+        ),
+        clusters=clusters,
+        proxysql=proxysql.proxysql_plan(ctx, clusters),
+        async_links=async_links,
+        os=os_settings.os_plan(ctx),
     )
 
 
@@ -108,8 +122,10 @@ def _writer_site(option: Option, index: int) -> str:
     """The site of the cluster's one writer: the owner of most hot rows, else the first."""
     cluster = option.clusters[index]
     candidates = list(cluster.writers) or list(cluster.sites)
-    owned = {s: sum(1 for r in option.hot_rows if r.cluster == index and r.owner == s)
-             for s in candidates}
+    owned = {
+        s: sum(1 for r in option.hot_rows if r.cluster == index and r.owner == s)
+        for s in candidates
+    }
     return max(candidates, key=lambda s: (owned[s], -candidates.index(s)))
 
 
@@ -119,31 +135,43 @@ def _cluster(ctx: PlanContext, index: int, incoming: int, garbd_count: int) -> C
     if len(cluster.members) > _MAX_SEGMENTS:
         raise AdvisorError(
             f"cluster {label} spans {len(cluster.members)} sites but gmcast.segment allows "
-            f"{_MAX_SEGMENTS} segments (0 to 255): split it into several clusters")
+            f"{_MAX_SEGMENTS} segments (0 to 255): split it into several clusters"
+        )
     hosts = {site: ctx.hosts(site) for site in cluster.sites}
     address = [host for site in cluster.sites for host in hosts[site]]
     segments = {site: n for n, site in enumerate(cluster.members)}
     spans = len(cluster.members) > 1
     common = galera.provider_options(ctx, index)
     per_node = galera.per_node_settings(ctx, index, address)
-    sites = [SitePlan(
-        site=site, segment=segments[site], hosts=hosts[site],
-        file=_galera_file(label, site, len(cluster.sites)),
-        provider_options=galera.site_options(ctx, site, segments[site], spans) + common,
-        per_node={h: per_node[h] for h in hosts[site] if h in per_node},
-    ) for site in cluster.sites]
+    sites = [
+        SitePlan(
+            site=site,
+            segment=segments[site],
+            hosts=hosts[site],
+            file=_galera_file(label, site, len(cluster.sites)),
+            provider_options=galera.site_options(ctx, site, segments[site], spans) + common,
+            per_node={h: per_node[h] for h in hosts[site] if h in per_node},
+        )
+        for site in cluster.sites
+    ]
     garbd = None
     if cluster.arbitrator:
-        file = ("config/garbd.conf" if garbd_count == 1
-                else f"config/garbd-{safe_name(label)}.conf")
-        garbd = galera.garbd_plan(ctx, cluster, label, address, segments[cluster.arbitrator],
-                                  common, file)
+        file = "config/garbd.conf" if garbd_count == 1 else f"config/garbd-{safe_name(label)}.conf"
+        garbd = galera.garbd_plan(
+            ctx, cluster, label, address, segments[cluster.arbitrator], common, file
+        )
     writer = ctx.writer_sites[index]
     return ClusterPlan(
-        name=label, index=index, sites=list(cluster.sites), spans_sites=spans,
-        writer_site=writer, writer_host=hosts[writer][0] if hosts.get(writer) else "",
+        name=label,
+        index=index,
+        sites=list(cluster.sites),
+        spans_sites=spans,
+        writer_site=writer,
+        writer_host=hosts[writer][0] if hosts.get(writer) else "",
         server=galera.server_settings(ctx, index, label, address, incoming),
-        provider_options=common, site_plans=sites, garbd=garbd,
+        provider_options=common,
+        site_plans=sites,
+        garbd=garbd,
         hostgroups=proxysql.hostgroups(index),
     )
 

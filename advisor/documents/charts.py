@@ -107,19 +107,31 @@ def _f(value: float) -> str:
     return f"{value:.1f}"
 
 
-def _text(x: float, y: float, text: str, *, anchor: str = "start", size: int = 12,
-          colour: str = _INK, weight: str = "normal") -> str:
-    return (f'<text x="{_f(x)}" y="{_f(y)}" text-anchor="{anchor}" font-size="{size}" '
-            f'font-weight="{weight}" fill="{colour}" {_FONT}>{escape(text)}</text>')
+def _text(
+    x: float,
+    y: float,
+    text: str,
+    *,
+    anchor: str = "start",
+    size: int = 12,
+    colour: str = _INK,
+    weight: str = "normal",
+) -> str:
+    return (
+        f'<text x="{_f(x)}" y="{_f(y)}" text-anchor="{anchor}" font-size="{size}" '
+        f'font-weight="{weight}" fill="{colour}" {_FONT}>{escape(text)}</text>'
+    )
 
 
 def _open(chart_id: str, width: float, height: float, title: str, desc: str) -> str:
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" id="{escape(chart_id)}" '
-            f'class="chart" viewBox="0 0 {_f(width)} {_f(height)}" width="{_f(width)}" '
-            f'height="{_f(height)}" role="img" aria-labelledby="{escape(chart_id)}-title '
-            f'{escape(chart_id)}-desc"><title id="{escape(chart_id)}-title">{escape(title)}'
-            f'</title><desc id="{escape(chart_id)}-desc">{escape(desc)}</desc>'
-            f'<rect width="100%" height="100%" fill="#ffffff"/>')
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" id="{escape(chart_id)}" '
+        f'class="chart" viewBox="0 0 {_f(width)} {_f(height)}" width="{_f(width)}" '
+        f'height="{_f(height)}" role="img" aria-labelledby="{escape(chart_id)}-title '
+        f'{escape(chart_id)}-desc"><title id="{escape(chart_id)}-title">{escape(title)}'
+        f'</title><desc id="{escape(chart_id)}-desc">{escape(desc)}</desc>'
+        f'<rect width="100%" height="100%" fill="#ffffff"/>'
+    )
 
 
 def _log_axis(low: float, high: float, start: float, end: float) -> Callable[[float], float]:
@@ -128,7 +140,7 @@ def _log_axis(low: float, high: float, start: float, end: float) -> Callable[[fl
 
 
 def _decades(low: float, high: float) -> list[float]:
-    return [10.0 ** e for e in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)]
+    return [10.0**e for e in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)]
 
 
 def _ms_label(ms: float) -> str:
@@ -143,8 +155,9 @@ def _rate_label(per_s: float) -> str:
     return f"{per_s:.3g}/s"
 
 
-def rtt_chart(chart_id: str, title: str, desc: str, series: Sequence[Series],
-              marks: Sequence[Mark]) -> str:
+def rtt_chart(
+    chart_id: str, title: str, desc: str, series: Sequence[Series], marks: Sequence[Mark]
+) -> str:
     """Round trip [ms, log] against percentile level [nines] with threshold marks."""
     width, left, right, bottom = 640.0, 64.0, 190.0, 44.0
     top = 22.0 + 16.0 * len(series)  # the legend sits above the plot
@@ -162,35 +175,62 @@ def rtt_chart(chart_id: str, title: str, desc: str, series: Sequence[Series],
 
     out = [_open(chart_id, width, height, title, desc)]
     for decade in _decades(low, high):
-        out.append(f'<line x1="{_f(x0)}" x2="{_f(x1)}" y1="{_f(y(decade))}" '
-                   f'y2="{_f(y(decade))}" stroke="{_GRID}"/>')
-        out.append(_text(x0 - 6, y(decade) + 4, _ms_label(decade), anchor="end", size=11,
-                         colour=_MUTED))
-    ticks = [(nines(0.5).item(), "p50"), *((float(k), _percentile_name(k))
-                                            for k in range(1, math.floor(x_high) + 1))]
+        out.append(
+            f'<line x1="{_f(x0)}" x2="{_f(x1)}" y1="{_f(y(decade))}" '
+            f'y2="{_f(y(decade))}" stroke="{_GRID}"/>'
+        )
+        out.append(
+            _text(x0 - 6, y(decade) + 4, _ms_label(decade), anchor="end", size=11, colour=_MUTED)
+        )
+    ticks = [
+        (nines(0.5).item(), "p50"),
+        *((float(k), _percentile_name(k)) for k in range(1, math.floor(x_high) + 1)),
+    ]
     for k, name in ticks:
-        out.append(f'<line x1="{_f(x(k))}" x2="{_f(x(k))}" y1="{_f(top)}" '
-                   f'y2="{_f(height - bottom)}" stroke="{_GRID}"/>')
-        out.append(_text(x(k), height - bottom + 16, name, anchor="middle", size=11,
-                         colour=_MUTED))
-    out.append(_text((x0 + x1) / 2, height - 6, "share of round trips at or below (percentile)",
-                     anchor="middle", size=11, colour=_MUTED))
+        out.append(
+            f'<line x1="{_f(x(k))}" x2="{_f(x(k))}" y1="{_f(top)}" '
+            f'y2="{_f(height - bottom)}" stroke="{_GRID}"/>'
+        )
+        out.append(_text(x(k), height - bottom + 16, name, anchor="middle", size=11, colour=_MUTED))
+    out.append(
+        _text(
+            (x0 + x1) / 2,
+            height - 6,
+            "share of round trips at or below (percentile)",
+            anchor="middle",
+            size=11,
+            colour=_MUTED,
+        )
+    )
     for n, mark in enumerate(marks):
         colour = _BAD if mark.danger else _MUTED
-        out.append(f'<line x1="{_f(x0)}" x2="{_f(x1)}" y1="{_f(y(mark.value_ms))}" '
-                   f'y2="{_f(y(mark.value_ms))}" stroke="{colour}" stroke-dasharray="6 3"/>')
-        out.append(_text(x1 + 6, y(mark.value_ms) + 4 + 12 * _nudge(marks, n, y), mark.label,
-                         size=11, colour=colour))
+        out.append(
+            f'<line x1="{_f(x0)}" x2="{_f(x1)}" y1="{_f(y(mark.value_ms))}" '
+            f'y2="{_f(y(mark.value_ms))}" stroke="{colour}" stroke-dasharray="6 3"/>'
+        )
+        out.append(
+            _text(
+                x1 + 6,
+                y(mark.value_ms) + 4 + 12 * _nudge(marks, n, y),
+                mark.label,
+                size=11,
+                colour=colour,
+            )
+        )
     for n, line in enumerate(series):
         colour = _SERIES_COLOURS[n % len(_SERIES_COLOURS)]
-        points = " ".join(f"{_f(x(k))},{_f(y(v))}" for k, v in zip(line.nines, line.values_ms,
-                                                                   strict=True))
+        points = " ".join(
+            f"{_f(x(k))},{_f(y(v))}" for k, v in zip(line.nines, line.values_ms, strict=True)
+        )
         dash = ' stroke-dasharray="4 2"' if line.dashed else ""
-        out.append(f'<polyline points="{points}" fill="none" stroke="{colour}" '
-                   f'stroke-width="2"{dash}/>')
+        out.append(
+            f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>'
+        )
         ly = 14.0 + 16.0 * n
-        out.append(f'<line x1="{_f(x0)}" x2="{_f(x0 + 20)}" y1="{_f(ly)}" y2="{_f(ly)}" '
-                   f'stroke="{colour}" stroke-width="2"{dash}/>')
+        out.append(
+            f'<line x1="{_f(x0)}" x2="{_f(x0 + 20)}" y1="{_f(ly)}" y2="{_f(ly)}" '
+            f'stroke="{colour}" stroke-width="2"{dash}/>'
+        )
         out.append(_text(x0 + 26, ly + 4, line.label, size=11))
     out.append("</svg>")
     return "".join(out)
@@ -198,7 +238,7 @@ def rtt_chart(chart_id: str, title: str, desc: str, series: Sequence[Series],
 
 def _percentile_name(k: int) -> str:
     """The percentile k nines stand for: 1 -> p90, 2 -> p99, 3 -> p99.9."""
-    return "p" + f"{100 - 100 / 10 ** k:.{max(k - 2, 0)}f}"
+    return "p" + f"{100 - 100 / 10**k:.{max(k - 2, 0)}f}"
 
 
 def _nudge(marks: Sequence[Mark], n: int, y: Callable[[float], float]) -> int:
@@ -210,8 +250,9 @@ def _nudge(marks: Sequence[Mark], n: int, y: Callable[[float], float]) -> int:
     return offset
 
 
-def hot_row_chart(chart_id: str, title: str, desc: str, required_per_s: float,
-                  bars: Sequence[Bar]) -> str:
+def hot_row_chart(
+    chart_id: str, title: str, desc: str, required_per_s: float, bars: Sequence[Bar]
+) -> str:
     """Horizontal bars of each option's bound [updates/s, log] against the required rate."""
     row_h, left, right, top = 34.0, 150.0, 90.0, 30.0
     width = 640.0
@@ -223,32 +264,66 @@ def hot_row_chart(chart_id: str, title: str, desc: str, required_per_s: float,
     x = _log_axis(low, high, left, width - right)
     out = [_open(chart_id, width, height, title, desc)]
     for decade in _decades(low, high):
-        out.append(f'<line x1="{_f(x(decade))}" x2="{_f(x(decade))}" y1="{_f(top - 6)}" '
-                   f'y2="{_f(height - 34)}" stroke="{_GRID}"/>')
-        out.append(_text(x(decade), height - 20, _rate_label(decade), anchor="middle", size=11,
-                         colour=_MUTED))
+        out.append(
+            f'<line x1="{_f(x(decade))}" x2="{_f(x(decade))}" y1="{_f(top - 6)}" '
+            f'y2="{_f(height - 34)}" stroke="{_GRID}"/>'
+        )
+        out.append(
+            _text(
+                x(decade), height - 20, _rate_label(decade), anchor="middle", size=11, colour=_MUTED
+            )
+        )
     for n, bar in enumerate(bars):
         y0 = top + n * row_h
         fits = bar.value_per_s > required_per_s
         colour = _OK if fits else _BAD
         out.append(_text(left - 8, y0 + 17, bar.label, anchor="end", size=12))
-        out.append(f'<rect x="{_f(left)}" y="{_f(y0 + 4)}" width="'
-                   f'{_f(max(x(bar.value_per_s) - left, 1.0))}" height="{_f(row_h - 12)}" '
-                   f'fill="{colour}" fill-opacity="0.85"/>')
+        out.append(
+            f'<rect x="{_f(left)}" y="{_f(y0 + 4)}" width="'
+            f'{_f(max(x(bar.value_per_s) - left, 1.0))}" height="{_f(row_h - 12)}" '
+            f'fill="{colour}" fill-opacity="0.85"/>'
+        )
         if bar.p99_per_s:
-            out.append(f'<line x1="{_f(x(bar.p99_per_s))}" x2="{_f(x(bar.p99_per_s))}" '
-                       f'y1="{_f(y0 + 2)}" y2="{_f(y0 + row_h - 6)}" stroke="{_INK}" '
-                       'stroke-width="2"/>')
+            out.append(
+                f'<line x1="{_f(x(bar.p99_per_s))}" x2="{_f(x(bar.p99_per_s))}" '
+                f'y1="{_f(y0 + 2)}" y2="{_f(y0 + row_h - 6)}" stroke="{_INK}" '
+                'stroke-width="2"/>'
+            )
         verdict = "" if fits else " (too slow)"
-        out.append(_text(x(bar.value_per_s) + 6, y0 + 17,
-                         _rate_label(bar.value_per_s) + verdict, size=11, colour=colour))
+        out.append(
+            _text(
+                x(bar.value_per_s) + 6,
+                y0 + 17,
+                _rate_label(bar.value_per_s) + verdict,
+                size=11,
+                colour=colour,
+            )
+        )
     rx = x(required_per_s)
-    out.append(f'<line x1="{_f(rx)}" x2="{_f(rx)}" y1="{_f(top - 8)}" y2="{_f(height - 34)}" '
-               f'stroke="{_INK}" stroke-width="2" stroke-dasharray="5 3"/>')
-    out.append(_text(rx, top - 12, f"needs {_rate_label(required_per_s)}", anchor="middle",
-                     size=11, weight="bold"))
-    out.append(_text(width - 6, height - 4, "bar: p50 bound, tick: p99 bound", anchor="end",
-                     size=10, colour=_MUTED))
+    out.append(
+        f'<line x1="{_f(rx)}" x2="{_f(rx)}" y1="{_f(top - 8)}" y2="{_f(height - 34)}" '
+        f'stroke="{_INK}" stroke-width="2" stroke-dasharray="5 3"/>'
+    )
+    out.append(
+        _text(
+            rx,
+            top - 12,
+            f"needs {_rate_label(required_per_s)}",
+            anchor="middle",
+            size=11,
+            weight="bold",
+        )
+    )
+    out.append(
+        _text(
+            width - 6,
+            height - 4,
+            "bar: p50 bound, tick: p99 bound",
+            anchor="end",
+            size=10,
+            colour=_MUTED,
+        )
+    )
     out.append("</svg>")
     return "".join(out)
 
@@ -272,8 +347,9 @@ def _short(text: str, limit: int = 22) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
-def topology_chart(chart_id: str, title: str, desc: str, boxes: Sequence[Box],
-                   edges: Sequence[Edge]) -> str:
+def topology_chart(
+    chart_id: str, title: str, desc: str, boxes: Sequence[Box], edges: Sequence[Edge]
+) -> str:
     """Clusters as boxes side by side, sites stacked inside, links with their labels."""
     lay = _Layout()
     rows = max((len(b.nodes) for b in boxes), default=1)
@@ -282,26 +358,35 @@ def topology_chart(chart_id: str, title: str, desc: str, boxes: Sequence[Box],
     out = [_open(chart_id, width, height, title, desc)]
     for i, box in enumerate(boxes):
         bx = lay.box_x(i)
-        out.append(f'<rect x="{_f(bx)}" y="{_f(lay.top - 28)}" width="{_f(lay.box_w)}" '
-                   f'height="{_f(len(box.nodes) * lay.row_h + 36)}" rx="10" fill="#f3f6f9" '
-                   f'stroke="{_MUTED}"/>')
+        out.append(
+            f'<rect x="{_f(bx)}" y="{_f(lay.top - 28)}" width="{_f(lay.box_w)}" '
+            f'height="{_f(len(box.nodes) * lay.row_h + 36)}" rx="10" fill="#f3f6f9" '
+            f'stroke="{_MUTED}"/>'
+        )
         out.append(_text(bx + 10, lay.top - 10, _short(box.label, 30), size=12, weight="bold"))
         for j, _ in enumerate(box.nodes):
-            lay.centres[(i, j)] = (bx + lay.box_w - 20 - lay.node_w / 2,
-                                   lay.top + 14 + j * lay.row_h + lay.node_h / 2)
+            lay.centres[(i, j)] = (
+                bx + lay.box_w - 20 - lay.node_w / 2,
+                lay.top + 14 + j * lay.row_h + lay.node_h / 2,
+            )
     for edge in edges:
         out.append(_edge(lay, edge))
     for i, box in enumerate(boxes):
         for j, node in enumerate(box.nodes):
             cx, cy = lay.centres[(i, j)]
             dash = ' stroke-dasharray="4 3"' if node.dashed else ""
-            out.append(f'<g><title>{escape(node.name)}</title><rect x="{_f(cx - lay.node_w / 2)}" '
-                       f'y="{_f(cy - lay.node_h / 2)}" width="{_f(lay.node_w)}" '
-                       f'height="{_f(lay.node_h)}" rx="6" fill="#ffffff" stroke="{_INK}"{dash}/>')
-            out.append(_text(cx, cy - 2, _short(node.name), anchor="middle", size=12,
-                             weight="bold"))
-            out.append(_text(cx, cy + 13, _short(node.detail, 26), anchor="middle", size=10,
-                             colour=_MUTED) + "</g>")
+            out.append(
+                f'<g><title>{escape(node.name)}</title><rect x="{_f(cx - lay.node_w / 2)}" '
+                f'y="{_f(cy - lay.node_h / 2)}" width="{_f(lay.node_w)}" '
+                f'height="{_f(lay.node_h)}" rx="6" fill="#ffffff" stroke="{_INK}"{dash}/>'
+            )
+            out.append(
+                _text(cx, cy - 2, _short(node.name), anchor="middle", size=12, weight="bold")
+            )
+            out.append(
+                _text(cx, cy + 13, _short(node.detail, 26), anchor="middle", size=10, colour=_MUTED)
+                + "</g>"
+            )
     out.append("</svg>")
     return "".join(out)
 
@@ -313,26 +398,34 @@ def _edge(lay: _Layout, edge: Edge) -> str:
     if edge.a[0] == edge.b[0] and abs(edge.a[1] - edge.b[1]) == 1:  # neighbours: straight
         top, bottom = sorted((ay, by))
         y1, y2 = top + lay.node_h / 2, bottom - lay.node_h / 2
-        line = (f'<line x1="{_f(ax)}" y1="{_f(y1)}" x2="{_f(ax)}" y2="{_f(y2)}" '
-                f'stroke="{colour}" stroke-width="2"{dash}/>')
+        line = (
+            f'<line x1="{_f(ax)}" y1="{_f(y1)}" x2="{_f(ax)}" y2="{_f(y2)}" '
+            f'stroke="{colour}" stroke-width="2"{dash}/>'
+        )
         return line + _label(ax + 8, (y1 + y2) / 2 + 4, edge.label, "start")
     if edge.a[0] == edge.b[0]:  # same box, apart: a curve bulging to the left of the nodes
         bulge = 30.0 + 20.0 * abs(edge.a[1] - edge.b[1])
         left = ax - lay.node_w / 2
         cx, cy = left - bulge, (ay + by) / 2
-        path = (f'<path d="M {_f(left)} {_f(ay)} Q {_f(cx)} {_f(cy)} {_f(left)} {_f(by)}" '
-                f'fill="none" stroke="{colour}" stroke-width="2"{dash}/>')
+        path = (
+            f'<path d="M {_f(left)} {_f(ay)} Q {_f(cx)} {_f(cy)} {_f(left)} {_f(by)}" '
+            f'fill="none" stroke="{colour}" stroke-width="2"{dash}/>'
+        )
         return path + _label(left - bulge / 2 - 4, cy + 4, edge.label, "end")
     if ax > bx:
         (ax, ay), (bx, by) = (bx, by), (ax, ay)
     x1, x2 = ax + lay.node_w / 2, bx - lay.node_w / 2
-    line = (f'<line x1="{_f(x1)}" y1="{_f(ay)}" x2="{_f(x2)}" y2="{_f(by)}" stroke="{colour}" '
-            f'stroke-width="2"{dash}/>')
+    line = (
+        f'<line x1="{_f(x1)}" y1="{_f(ay)}" x2="{_f(x2)}" y2="{_f(by)}" stroke="{colour}" '
+        f'stroke-width="2"{dash}/>'
+    )
     return line + _label((x1 + x2) / 2, (ay + by) / 2 - 6, edge.label, "middle")
 
 
 def _label(x: float, y: float, text: str, anchor: str) -> str:
     width = 6.2 * len(text) + 8
     left = {"middle": x - width / 2, "end": x - width + 4, "start": x - 4}[anchor]
-    return (f'<rect x="{_f(left)}" y="{_f(y - 12)}" width="{_f(width)}" height="16" rx="3" '
-            f'fill="#ffffff" fill-opacity="0.9"/>' + _text(x, y, text, anchor=anchor, size=11))
+    return (
+        f'<rect x="{_f(left)}" y="{_f(y - 12)}" width="{_f(width)}" height="16" rx="3" '
+        f'fill="#ffffff" fill-opacity="0.9"/>' + _text(x, y, text, anchor=anchor, size=11)
+    )

@@ -59,9 +59,15 @@ def document_context(analysis: Analysis) -> dict[str, Any]:
         "chosen": chosen,
         "topology": _topology_view(analysis),
         "findings_by_rule": _findings_by_rule(rec.findings, rules),
-        "rules": {rid: {"title": r.title, "rationale": r.rationale,
-                        "references": list(r.references), "severity": r.severity}
-                  for rid, r in sorted(rules.items())},
+        "rules": {
+            rid: {
+                "title": r.title,
+                "rationale": r.rationale,
+                "references": list(r.references),
+                "severity": r.severity,
+            }
+            for rid, r in sorted(rules.items())
+        },
         "pros_cons": {o.architecture: pros_and_cons(o, rec) for o in rec.options},
         "sources": _sources(analysis, rec),
         "mermaid": _mermaid(plan, analysis),
@@ -92,13 +98,25 @@ def _portable(rec: Recommendation, analysis: Analysis) -> Recommendation:
             text = text.replace(prefix, "")
         return text
 
-    links = [link.model_copy(update={"measurements": [
-        m.model_copy(update={"source": strip(m.source)}) for m in link.measurements]})
-        for link in rec.links]
-    findings = [f.model_copy(update={
-        "message": strip(f.message),
-        "values": {k: strip(v) if isinstance(v, str) else v for k, v in f.values.items()}})
-        for f in rec.findings]
+    links = [
+        link.model_copy(
+            update={
+                "measurements": [
+                    m.model_copy(update={"source": strip(m.source)}) for m in link.measurements
+                ]
+            }
+        )
+        for link in rec.links
+    ]
+    findings = [
+        f.model_copy(
+            update={
+                "message": strip(f.message),
+                "values": {k: strip(v) if isinstance(v, str) else v for k, v in f.values.items()},
+            }
+        )
+        for f in rec.findings
+    ]
     return rec.model_copy(update={"links": links, "findings": findings})
 
 
@@ -115,8 +133,11 @@ def _topology_view(analysis: Analysis) -> dict[str, Any]:
         "sites": [s.model_dump(mode="json") for s in topology.sites],
         "commits_per_s": workload.commits_per_s.model_dump() if workload.commits_per_s else None,
         "writeset_bytes": workload.writeset_bytes.given() if workload.writeset_bytes else None,
-        "replicated_bytes_per_s": (workload.replicated_bytes_per_s.model_dump()
-                                   if workload.replicated_bytes_per_s else None),
+        "replicated_bytes_per_s": (
+            workload.replicated_bytes_per_s.model_dump()
+            if workload.replicated_bytes_per_s
+            else None
+        ),
         "hot_rows": [r.model_dump() for r in workload.hot_rows],
         "clients": workload.clients.model_dump() if workload.clients else None,
     }
@@ -130,13 +151,16 @@ def _findings_by_rule(findings: list[Finding], rules: Mapping[str, Any]) -> list
     result = []
     for rule_id, items in ordered:
         rule = rules.get(rule_id)
-        result.append({
-            "rule": rule_id, "severity": items[0].severity,
-            "title": items[0].title or (rule.title if rule else rule_id),
-            "rationale": rule.rationale if rule else "",
-            "references": list(rule.references) if rule else [],
-            "findings": items,
-        })
+        result.append(
+            {
+                "rule": rule_id,
+                "severity": items[0].severity,
+                "title": items[0].title or (rule.title if rule else rule_id),
+                "rationale": rule.rationale if rule else "",
+                "references": list(rule.references) if rule else [],
+                "findings": items,
+            }
+        )
     return result
 
 
@@ -146,9 +170,13 @@ def _sources(analysis: Analysis, rec: Recommendation) -> dict[str, str]:
     result: dict[str, str] = {}
     for option in analysis.options:
         used = {frozenset(link.sites) for c in option.clusters for link in c.links}
-        result[option.architecture] = ("modelled from estimated round trips" if used & estimated
-                                       else "modelled from measured round trips" if used
-                                       else "modelled from LAN round trips")
+        result[option.architecture] = (
+            "modelled from estimated round trips"
+            if used & estimated
+            else "modelled from measured round trips"
+            if used
+            else "modelled from LAN round trips"
+        )
     return result
 
 
@@ -161,19 +189,25 @@ def pros_and_cons(option: OptionReport, rec: Recommendation) -> dict[str, list[s
     bad: list[str] = []
     commit = option.commit_latency_ms
     if commit:
-        text = (f"commits take about {ms(commit['p50'])} at the median and {ms(commit['p99'])} "
-                "at p99 at the slowest writing site")
+        text = (
+            f"commits take about {ms(commit['p50'])} at the median and {ms(commit['p99'])} "
+            "at p99 at the slowest writing site"
+        )
         (good if commit["p99"] < 10 else bad).append(text)
     for row in rec.hot_rows:
         bound = row.max_updates_per_s.get(option.architecture)
         if bound is None:
             continue
         if bound > row.required_updates_per_s:
-            good.append(f'hot row "{row.name}" fits: {rate(row.required_updates_per_s)} needed, '
-                        f"at most {rate(bound)} possible")
+            good.append(
+                f'hot row "{row.name}" fits: {rate(row.required_updates_per_s)} needed, '
+                f"at most {rate(bound)} possible"
+            )
         else:
-            bad.append(f'hot row "{row.name}" cannot keep up: {rate(row.required_updates_per_s)} '
-                       f"needed, at most {rate(bound)} possible")
+            bad.append(
+                f'hot row "{row.name}" cannot keep up: {rate(row.required_updates_per_s)} '
+                f"needed, at most {rate(bound)} possible"
+            )
     if option.survives_site_loss:
         good.append("writes continue when any one site or inter-site link fails")
     elif option.survives_site_loss is False:
@@ -181,21 +215,28 @@ def pros_and_cons(option: OptionReport, rec: Recommendation) -> dict[str, list[s
     if option.data_at_risk_s is None:
         good.append("no committed transaction is lost when a site fails (synchronous)")
     else:
-        bad.append(f"losing a site loses up to about {ms(option.data_at_risk_s * 1000)} of "
-                   "recent commits (asynchronous links, p99 lag)")
-        bad.append("every row needs one owner site; writes from elsewhere pay a WAN round trip "
-                   "per statement")
+        bad.append(
+            f"losing a site loses up to about {ms(option.data_at_risk_s * 1000)} of "
+            "recent commits (asynchronous links, p99 lag)"
+        )
+        bad.append(
+            "every row needs one owner site; writes from elsewhere pay a WAN round trip "
+            "per statement"
+        )
     if option.conflicts_per_s:
-        bad.append(f"about {rate(option.conflicts_per_s)} certification conflicts (deadlock "
-                   "errors) on hot rows written at several sites of a cluster, unless their "
-                   "writes go to one writer per cluster as the configuration plan's ProxySQL "
-                   "does (writes from the other sites then cross to the writer)")
+        bad.append(
+            f"about {rate(option.conflicts_per_s)} certification conflicts (deadlock "
+            "errors) on hot rows written at several sites of a cluster, unless their "
+            "writes go to one writer per cluster as the configuration plan's ProxySQL "
+            "does (writes from the other sites then cross to the writer)"
+        )
     if option.arbitrators:
-        bad.append(f"a garbd arbitrator to run at {', '.join(option.arbitrators)}, in every "
-                   "commit's round trip")
+        bad.append(
+            f"a garbd arbitrator to run at {', '.join(option.arbitrators)}, in every "
+            "commit's round trip"
+        )
     if option.clusters > 1:
-        bad.append(f"{option.clusters} clusters and their asynchronous channels to run and "
-                   "monitor")
+        bad.append(f"{option.clusters} clusters and their asynchronous channels to run and monitor")
     else:
         good.append("one cluster to run")
     if option.blockers:
@@ -227,17 +268,32 @@ def _charted_links(analysis: Analysis, rec: Recommendation) -> list[tuple[LinkEv
 
 
 def _marks(link: LinkEvidence, analysis: Analysis, plan: ConfigPlan) -> list[charts.Mark]:
-    marks = [charts.Mark(f"commit SLO {key} {ms(limit)}", limit)
-             for key, limit in (analysis.loaded.topology.requirements.commit_latency_ms.given()
-                                if analysis.loaded.topology.requirements.commit_latency_ms
-                                else {}).items()]
-    cluster = next((plan.clusters[i] for i, c in enumerate(analysis.chosen.clusters)
-                    if set(link.sites) <= set(c.members)), None)
+    marks = [
+        charts.Mark(f"commit SLO {key} {ms(limit)}", limit)
+        for key, limit in (
+            analysis.loaded.topology.requirements.commit_latency_ms.given()
+            if analysis.loaded.topology.requirements.commit_latency_ms
+            else {}
+        ).items()
+    ]
+    cluster = next(
+        (
+            plan.clusters[i]
+            for i, c in enumerate(analysis.chosen.clusters)
+            if set(link.sites) <= set(c.members)
+        ),
+        None,
+    )
     options = dict(analysis.provider_options)
     where = "current"
     if cluster is not None:
-        options.update({s.name: parse_duration_s(s.value) for s in cluster.provider_options
-                        if s.name.startswith("evs.") and str(s.value).startswith("PT")})
+        options.update(
+            {
+                s.name: parse_duration_s(s.value)
+                for s in cluster.provider_options
+                if s.name.startswith("evs.") and str(s.value).startswith("PT")
+            }
+        )
         where = "plan"
     delayed_s = float(options["evs.keepalive_period"]) + float(options["evs.delay_margin"])
     suspect_s = float(options["evs.suspect_timeout"])
@@ -246,45 +302,71 @@ def _marks(link: LinkEvidence, analysis: Analysis, plan: ConfigPlan) -> list[cha
     return marks
 
 
-def _rtt_chart(n: int, link: LinkEvidence, report: Any, analysis: Analysis,
-               plan: ConfigPlan) -> dict[str, str]:
+def _rtt_chart(
+    n: int, link: LinkEvidence, report: Any, analysis: Analysis, plan: ConfigPlan
+) -> dict[str, str]:
 
     top = np.log10(link.rtt.n_samples) if link.rtt.n_samples else 2.0
     grid = np.linspace(np.log10(2.0), max(min(top, 5.0), 1.0), 49)
-    levels = 1.0 - 10.0 ** -grid
+    levels = 1.0 - 10.0**-grid
     size = analysis.writeset_bytes.p50_bytes
     writeset, ws_source = link.writeset_rtt(size)
     source = link.rtt_source
     count = f", {link.rtt.n_samples:,} samples" if link.rtt.n_samples else ""
     series = [
-        charts.Series(f"small messages ({source}{count})", grid.round(4).tolist(),
-                      np.asarray(link.rtt.quantile(levels)).round(4).tolist()),
-        charts.Series(f"{size:,.0f}-byte write set "
-                      f"({ws_source if source == 'measured' else source})",
-                      grid.round(4).tolist(),
-                      np.asarray(writeset.quantile(levels)).round(4).tolist(), dashed=True),
+        charts.Series(
+            f"small messages ({source}{count})",
+            grid.round(4).tolist(),
+            np.asarray(link.rtt.quantile(levels)).round(4).tolist(),
+        ),
+        charts.Series(
+            f"{size:,.0f}-byte write set ({ws_source if source == 'measured' else source})",
+            grid.round(4).tolist(),
+            np.asarray(writeset.quantile(levels)).round(4).tolist(),
+            dashed=True,
+        ),
     ]
     a, b = link.sites
     summary = ", ".join(f"{k} {ms(v)}" for k, v in report.rtt_ms.items())
     loss = f"; loss {report.loss:.2%}" if report.loss else ""
-    desc = (f"Round trip between {a} and {b} by percentile, {source}: {summary}{loss}. "
-            "Dashed lines mark the commit SLO and the Galera membership timeouts.")
-    svg = charts.rtt_chart(f"rtt-{n}", f"Round trip {a} - {b}", desc, series,
-                           _marks(link, analysis, plan))
-    return {"kind": "rtt", "file": f"charts/rtt-{safe_name(a)}-{safe_name(b)}.svg",
-            "title": f"Round trip {a} - {b}", "desc": desc, "svg": svg, "sites": f"{a}-{b}"}
+    desc = (
+        f"Round trip between {a} and {b} by percentile, {source}: {summary}{loss}. "
+        "Dashed lines mark the commit SLO and the Galera membership timeouts."
+    )
+    svg = charts.rtt_chart(
+        f"rtt-{n}", f"Round trip {a} - {b}", desc, series, _marks(link, analysis, plan)
+    )
+    return {
+        "kind": "rtt",
+        "file": f"charts/rtt-{safe_name(a)}-{safe_name(b)}.svg",
+        "title": f"Round trip {a} - {b}",
+        "desc": desc,
+        "svg": svg,
+        "sites": f"{a}-{b}",
+    }
 
 
 def _hot_row_chart(n: int, row: Any, rec: Recommendation) -> dict[str, str]:
-    bars = [charts.Bar(_short(a), v, row.max_updates_per_s_p99.get(a))
-            for a, v in row.max_updates_per_s.items()]
-    desc = (f'Most updates per second row "{row.name}" can take under each option (Callaghan '
-            f"bound, one per commit), against the {rate(row.required_updates_per_s)} it needs: "
-            + "; ".join(f"{_short(a)} {rate(v)}" for a, v in row.max_updates_per_s.items()))
-    svg = charts.hot_row_chart(f"hot-row-{n}", f'Hot row "{row.name}"', desc,
-                               row.required_updates_per_s, bars)
-    return {"kind": "hot_row", "file": f"charts/hot-row-{n}.svg",
-            "title": f'Hot row "{row.name}"', "desc": desc, "svg": svg, "row": row.name}
+    bars = [
+        charts.Bar(_short(a), v, row.max_updates_per_s_p99.get(a))
+        for a, v in row.max_updates_per_s.items()
+    ]
+    desc = (
+        f'Most updates per second row "{row.name}" can take under each option (Callaghan '
+        f"bound, one per commit), against the {rate(row.required_updates_per_s)} it needs: "
+        + "; ".join(f"{_short(a)} {rate(v)}" for a, v in row.max_updates_per_s.items())
+    )
+    svg = charts.hot_row_chart(
+        f"hot-row-{n}", f'Hot row "{row.name}"', desc, row.required_updates_per_s, bars
+    )
+    return {
+        "kind": "hot_row",
+        "file": f"charts/hot-row-{n}.svg",
+        "title": f'Hot row "{row.name}"',
+        "desc": desc,
+        "svg": svg,
+        "row": row.name,
+    }
 
 
 def _rtt_p50(analysis: Analysis, a: str, b: str) -> float:
@@ -294,54 +376,73 @@ def _rtt_p50(analysis: Analysis, a: str, b: str) -> float:
 def _topology_chart(analysis: Analysis, rec: Recommendation, plan: ConfigPlan) -> dict[str, str]:
     topology = analysis.loaded.topology
     boxes, edges, where = [], [], {}
-    for i, (cluster, option_cluster) in enumerate(zip(plan.clusters, analysis.chosen.clusters,
-                                                      strict=True)):
+    for i, (cluster, option_cluster) in enumerate(
+        zip(plan.clusters, analysis.chosen.clusters, strict=True)
+    ):
         nodes = []
         for j, site in enumerate(option_cluster.members):
             spec = topology.site(site)
             data = site in option_cluster.sites
-            detail = (f"{spec.nodes} nodes" + (", writes" if site in option_cluster.writers
-                                                else "")) if data else "garbd"
+            detail = (
+                (f"{spec.nodes} nodes" + (", writes" if site in option_cluster.writers else ""))
+                if data
+                else "garbd"
+            )
             nodes.append(charts.Node(site, detail, dashed=not data))
             where[(i, site)] = (i, j)
         boxes.append(charts.Box(f"cluster {cluster.name}", nodes))
         members = list(option_cluster.members)
         for x, a in enumerate(members):
-            for b in members[x + 1:]:
-                edges.append(charts.Edge(where[(i, a)], where[(i, b)],
-                                         ms(_rtt_p50(analysis, a, b))))
+            for b in members[x + 1 :]:
+                edges.append(
+                    charts.Edge(where[(i, a)], where[(i, b)], ms(_rtt_p50(analysis, a, b)))
+                )
     for link in analysis.chosen.async_links:
         i, j = link.clusters
         a, b = link.sites
-        edges.append(charts.Edge(where[(i, a)], where[(j, b)],
-                                 f"async {ms(link.rtt_ms['p50'])}", dashed=True))
-    desc = (f"{arch(rec.architecture or '')}: "
-            + "; ".join(f"cluster {c.name} over {', '.join(c.sites)}" for c in plan.clusters)
-            + ". Lines carry the round trip p50; dashed lines are asynchronous channels.")
+        edges.append(
+            charts.Edge(
+                where[(i, a)], where[(j, b)], f"async {ms(link.rtt_ms['p50'])}", dashed=True
+            )
+        )
+    desc = (
+        f"{arch(rec.architecture or '')}: "
+        + "; ".join(f"cluster {c.name} over {', '.join(c.sites)}" for c in plan.clusters)
+        + ". Lines carry the round trip p50; dashed lines are asynchronous channels."
+    )
     svg = charts.topology_chart("topology", f"Topology of {rec.topology}", desc, boxes, edges)
-    return {"kind": "topology", "file": "charts/topology.svg", "title": "Topology",
-            "desc": desc, "svg": svg}
+    return {
+        "kind": "topology",
+        "file": "charts/topology.svg",
+        "title": "Topology",
+        "desc": desc,
+        "svg": svg,
+    }
 
 
 def _mermaid(plan: ConfigPlan, analysis: Analysis) -> str:
     """A Mermaid flowchart of the chosen option: clusters as subgraphs, links labelled."""
     lines = ["flowchart LR"]
     ids: dict[tuple[int, str], str] = {}
-    for i, (cluster, option_cluster) in enumerate(zip(plan.clusters, analysis.chosen.clusters,
-                                                      strict=True)):
+    for i, (cluster, option_cluster) in enumerate(
+        zip(plan.clusters, analysis.chosen.clusters, strict=True)
+    ):
         lines.append(f'  subgraph c{i}["cluster {cluster.name}"]')
         for j, site in enumerate(option_cluster.members):
             node = f"c{i}s{j}"
             ids[(i, site)] = node
             spec = analysis.loaded.topology.site(site)
-            label = (f"{site}<br/>{spec.nodes} nodes" if site in option_cluster.sites
-                     else f"{site}<br/>garbd")
+            label = (
+                f"{site}<br/>{spec.nodes} nodes"
+                if site in option_cluster.sites
+                else f"{site}<br/>garbd"
+            )
             lines.append(f'    {node}["{label}"]')
         lines.append("  end")
     for i, option_cluster in enumerate(analysis.chosen.clusters):
         members = list(option_cluster.members)
         for x, a in enumerate(members):
-            for b in members[x + 1:]:
+            for b in members[x + 1 :]:
                 label = ms(_rtt_p50(analysis, a, b))
                 lines.append(f'  {ids[(i, a)]} ---|"{label}"| {ids[(i, b)]}')
     for link in analysis.chosen.async_links:

@@ -90,8 +90,9 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         if time.monotonic() > self.deadline:
             raise _Stopped(f"took longer than {self.limits.time_s:g} s")
 
-    def call_binop(self, context: jinja2.runtime.Context, operator_name: str, left: Any,
-                   right: Any) -> Any:
+    def call_binop(
+        self, context: jinja2.runtime.Context, operator_name: str, left: Any, right: Any
+    ) -> Any:
         if operator_name == "**" and isinstance(right, int | float) and abs(right) > 1000:
             raise _Stopped(f"refused a power with exponent {right}")
         if operator_name == "%" and isinstance(left, str) and _HUGE_WIDTH.search(left):
@@ -99,24 +100,31 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         if operator_name == "*":
             self._check_repeat(left, right)
         ops: dict[str, Callable[[Any, Any], Any]] = {
-            "*": operator.mul, "**": operator.pow, "%": operator.mod}
+            "*": operator.mul,
+            "**": operator.pow,
+            "%": operator.mod,
+        }
         return self._bounded(ops[operator_name](left, right))
 
     def _check_repeat(self, left: Any, right: Any) -> None:
         for seq, count in ((left, right), (right, left)):
-            if (isinstance(seq, str | list | tuple) and isinstance(count, int)
-                    and len(seq) * count > self.limits.output_chars):
+            if (
+                isinstance(seq, str | list | tuple)
+                and isinstance(count, int)
+                and len(seq) * count > self.limits.output_chars
+            ):
                 raise _Stopped(f"refused to repeat a value {count} times")
 
-    def call(self, __context: jinja2.runtime.Context, __obj: Any, *args: Any,
-             **kwargs: Any) -> Any:
+    def call(self, __context: jinja2.runtime.Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         name = getattr(__obj, "__name__", "")
         owner = getattr(__obj, "__self__", None)
         if isinstance(owner, str):
             if name in _PADDING_METHODS and any(
-                    isinstance(a, int) and a > self.limits.output_chars for a in args):
-                raise _Stopped(f"refused str.{name} to more than "
-                               f"{self.limits.output_chars} characters")
+                isinstance(a, int) and a > self.limits.output_chars for a in args
+            ):
+                raise _Stopped(
+                    f"refused str.{name} to more than {self.limits.output_chars} characters"
+                )
             if name in ("format", "format_map") and _HUGE_WIDTH.search(owner):
                 raise _Stopped("refused a format with a huge width")
         return self._bounded(super().call(__context, __obj, *args, **kwargs))
@@ -154,15 +162,17 @@ class _Stopped(Exception):
     """A template hit a render limit."""
 
 
-def make_environment(templates_dir: Path | None = None, *, limits: Limits | None = None
-                     ) -> jinja2.Environment:
+def make_environment(
+    templates_dir: Path | None = None, *, limits: Limits | None = None
+) -> jinja2.Environment:
     """A fresh sandboxed environment over the user's folder (if any) and the shipped one."""
     shipped = jinja2.FileSystemLoader(str(default_templates_dir()))
     loaders: list[jinja2.BaseLoader] = []
     if templates_dir is not None:
         if not Path(templates_dir).is_dir():
-            raise AdvisorError("templates folder not found or not a folder",
-                               Location(str(templates_dir)))
+            raise AdvisorError(
+                "templates folder not found or not a folder", Location(str(templates_dir))
+            )
         loaders.append(jinja2.FileSystemLoader(str(templates_dir)))
     loaders += [jinja2.PrefixLoader({"default": shipped}), shipped]
     env = _Sandbox(
@@ -170,8 +180,9 @@ def make_environment(templates_dir: Path | None = None, *, limits: Limits | None
         loader=jinja2.ChoiceLoader(loaders),
         undefined=jinja2.StrictUndefined,
         bytecode_cache=_BYTECODE_CACHE,
-        autoescape=jinja2.select_autoescape(enabled_extensions=("html", "html.j2"),
-                                            default_for_string=False),
+        autoescape=jinja2.select_autoescape(
+            enabled_extensions=("html", "html.j2"), default_for_string=False
+        ),
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -188,8 +199,10 @@ def _bounded_filter(env: _Sandbox, function: Callable[..., Any]) -> Callable[...
     def bounded(value: Any, *args: Any, **kwargs: Any) -> Any:
         numbers = [a for a in (*args, *kwargs.values()) if isinstance(a, int)]
         if any(n > env.limits.output_chars for n in numbers) or (
-                isinstance(value, str) and _HUGE_WIDTH.search(value)
-                and function.__name__ == "do_format"):
+            isinstance(value, str)
+            and _HUGE_WIDTH.search(value)
+            and function.__name__ == "do_format"
+        ):
             raise _Stopped(f"refused filter {function.__name__} with a huge width")
         return env._bounded(function(value, *args, **kwargs))
 
@@ -212,27 +225,34 @@ def render_template(env: jinja2.Environment, name: str, context: Mapping[str, An
             chunks.append(chunk)
         return "".join(chunks)
     except jinja2.TemplateSyntaxError as error:
-        raise AdvisorError(f"template syntax error: {error.message}",
-                           Location(error.filename or error.name or name, error.lineno)) from None
+        raise AdvisorError(
+            f"template syntax error: {error.message}",
+            Location(error.filename or error.name or name, error.lineno),
+        ) from None
     except jinja2.TemplateNotFound as error:
         raise AdvisorError(f"template not found: {error.name}", Location(name)) from None
     except _Stopped as error:
-        raise AdvisorError(f"template stopped: it {error} (render limit)",
-                           _where(name, sys.exc_info()[2])) from None
+        raise AdvisorError(
+            f"template stopped: it {error} (render limit)", _where(name, sys.exc_info()[2])
+        ) from None
     except RecursionError:
-        raise AdvisorError("template stopped: recursion too deep",
-                           _where(name, sys.exc_info()[2])) from None
+        raise AdvisorError(
+            "template stopped: recursion too deep", _where(name, sys.exc_info()[2])
+        ) from None
     except jinja2.UndefinedError as error:
-        raise AdvisorError(f"template uses an undefined value: {error.message}",
-                           _where(name, sys.exc_info()[2])) from None
+        raise AdvisorError(
+            f"template uses an undefined value: {error.message}", _where(name, sys.exc_info()[2])
+        ) from None
     except jinja2.exceptions.SecurityError as error:
-        raise AdvisorError(f"template refused by the sandbox: {error}",
-                           _where(name, sys.exc_info()[2])) from None
+        raise AdvisorError(
+            f"template refused by the sandbox: {error}", _where(name, sys.exc_info()[2])
+        ) from None
     except AdvisorError:
         raise
     except Exception as error:  # a user template may fail in any way: report, never crash
-        raise AdvisorError(f"template failed: {type(error).__name__}: {error}",
-                           _where(name, sys.exc_info()[2])) from None
+        raise AdvisorError(
+            f"template failed: {type(error).__name__}: {error}", _where(name, sys.exc_info()[2])
+        ) from None
     finally:
         env.deadline = float("inf")
 
@@ -251,5 +271,5 @@ def _where(name: str, trace: Any) -> Location:
 def _display(filename: str) -> str:
     shipped = str(default_templates_dir())
     if filename.startswith(shipped):
-        return "default/" + filename[len(shipped):].lstrip("/")
+        return "default/" + filename[len(shipped) :].lstrip("/")
     return filename

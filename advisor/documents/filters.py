@@ -74,16 +74,21 @@ def one_line(value: Any) -> str:
 
 def commented(value: Any, prefix: str = "# ", width: int = 99) -> str:
     """Text as comment lines of at most ``width`` characters (long words kept whole)."""
-    lines = textwrap.wrap(one_line(value), width=max(width - len(prefix) - 2, 20),
-                          break_long_words=False, break_on_hyphens=False) or [""]
+    lines = textwrap.wrap(
+        one_line(value),
+        width=max(width - len(prefix) - 2, 20),
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [""]
     return "\n".join([prefix + lines[0], *(prefix + "  " + line for line in lines[1:])])
 
 
 def md(value: Any) -> str:
     """Inline Markdown text: one line, no HTML, no links, no table breaks, no code spans."""
     text = one_line(value).replace("&", "&amp;")
-    return _MD_SPECIAL.sub(lambda m: {"<": "&lt;", ">": "&gt;"}.get(m.group(1), "\\" + m.group(1)),
-                           text)
+    return _MD_SPECIAL.sub(
+        lambda m: {"<": "&lt;", ">": "&gt;"}.get(m.group(1), "\\" + m.group(1)), text
+    )
 
 
 def comment(value: Any) -> str:

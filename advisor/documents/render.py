@@ -76,8 +76,9 @@ def render_documents(
 
     unknown = [f for f in formats if f not in DOCUMENTS]
     if unknown:
-        raise AdvisorError(f"unknown document format {unknown[0]!r}; expected one of "
-                           f"{', '.join(DOCUMENTS)}")
+        raise AdvisorError(
+            f"unknown document format {unknown[0]!r}; expected one of {', '.join(DOCUMENTS)}"
+        )
     env = make_environment(templates_dir, limits=limits)
     context = document_context(analysis)
     files: dict[str, str] = {}
@@ -97,15 +98,18 @@ def _artifacts(env: Any, context: dict[str, Any]) -> dict[str, str]:
     files = {}
     for cluster in plan.clusters:
         for site in cluster.site_plans:
-            files[site.file] = render_template(env, "config/galera.cnf.j2",
-                                               {**base, "cluster": cluster, "site": site})
+            files[site.file] = render_template(
+                env, "config/galera.cnf.j2", {**base, "cluster": cluster, "site": site}
+            )
         if cluster.garbd is not None:
-            files[cluster.garbd.file] = render_template(env, "config/garbd.conf.j2",
-                                                        {**base, "cluster": cluster})
+            files[cluster.garbd.file] = render_template(
+                env, "config/garbd.conf.j2", {**base, "cluster": cluster}
+            )
     files[plan.proxysql.file] = render_template(env, "config/proxysql.sql.j2", base)
     for link in plan.async_links:
-        files[link.file] = render_template(env, "config/async-replication.sql.j2",
-                                           {**base, "link": link})
+        files[link.file] = render_template(
+            env, "config/async-replication.sql.j2", {**base, "link": link}
+        )
     files[plan.os.file] = render_template(env, "config/sysctl.conf.j2", base)
     return files
 

@@ -297,7 +297,8 @@ def _rate(text: str, name: str, line: int, source: str) -> float:
     if not value >= _MIN_RATE_PER_S:
         raise source_error(
             f"{name} must be at least {_MIN_RATE_PER_S:g} transactions/s, found {text!r}",
-            source, line,
+            source,
+            line,
         )
     return value
 

@@ -270,7 +270,6 @@ def closed_loop(
     return rate, latency * stretch
 
 
-
 def async_lag_ms(rtt_ms: float, apply_ms: float = LOCAL_COMMIT_MS) -> float:
     """Asynchronous replication lag [ms]: half a round trip to ship, plus applying it."""
     return rtt_ms / 2.0 + apply_ms

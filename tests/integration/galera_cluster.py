@@ -91,8 +91,9 @@ def missing_requirements() -> list[str]:
     if not GALERA_LIBRARY.exists():
         missing.append(f"{GALERA_LIBRARY} (apt-get install galera-4)")
     if _sst_method() is None:
-        missing.append("rsync, or mariabackup and socat, for state transfer "
-                       "(apt-get install rsync)")
+        missing.append(
+            "rsync, or mariabackup and socat, for state transfer (apt-get install rsync)"
+        )
     return missing
 
 
@@ -153,8 +154,12 @@ class Node:
 
     def root_connection(self, connect_timeout: float = 10.0) -> Connection:
         """A connection as root over the node's socket (root has no password here)."""
-        return pymysql.connect(unix_socket=str(self.socket), user="root", autocommit=True,
-                               connect_timeout=connect_timeout)
+        return pymysql.connect(
+            unix_socket=str(self.socket),
+            user="root",
+            autocommit=True,
+            connect_timeout=connect_timeout,
+        )
 
     def log_tail(self, lines: int = 40) -> str:
         try:
@@ -166,8 +171,14 @@ class Node:
 class GaleraCluster:
     """Three (or ``size``) MariaDB Galera nodes on 127.0.0.1 under ``root_dir``."""
 
-    def __init__(self, root_dir: Path, size: int = 3, *, log_bin: tuple[bool, ...] | None = None,
-                 performance_schema: tuple[bool, ...] | None = None) -> None:
+    def __init__(
+        self,
+        root_dir: Path,
+        size: int = 3,
+        *,
+        log_bin: tuple[bool, ...] | None = None,
+        performance_schema: tuple[bool, ...] | None = None,
+    ) -> None:
         self.root_dir = root_dir
         self.sst_method = _sst_method() or "rsync"
         ports = _free_ports(4 * size)
@@ -189,13 +200,15 @@ class GaleraCluster:
 
     def _write_config(self, node: Node) -> None:
         members = ",".join(f"127.0.0.1:{n.galera_port}" for n in self.nodes)
-        provider_options = "; ".join([
-            f"base_port={node.galera_port}",
-            f"gmcast.listen_addr=tcp://127.0.0.1:{node.galera_port}",
-            f"ist.recv_addr=127.0.0.1:{node.ist_port}",
-            "gcache.size=64M",
-            "evs.stats_report_period=PT10S",
-        ])
+        provider_options = "; ".join(
+            [
+                f"base_port={node.galera_port}",
+                f"gmcast.listen_addr=tcp://127.0.0.1:{node.galera_port}",
+                f"ist.recv_addr=127.0.0.1:{node.ist_port}",
+                "gcache.size=64M",
+                "evs.stats_report_period=PT10S",
+            ]
+        )
         lines = [
             "[mysqld]",
             f"datadir={node.datadir}",
@@ -241,11 +254,17 @@ class GaleraCluster:
         self._hand_over()
         first = self.nodes[0]
         result = subprocess.run(
-            [install_db, f"--defaults-file={first.config}",
-             *([f"--user={_server_user()}"] if _server_user() else []),
-             "--auth-root-authentication-method=normal", "--skip-test-db",
-             f"--datadir={first.datadir}"],
-            capture_output=True, timeout=120, check=False,
+            [
+                install_db,
+                f"--defaults-file={first.config}",
+                *([f"--user={_server_user()}"] if _server_user() else []),
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+                f"--datadir={first.datadir}",
+            ],
+            capture_output=True,
+            timeout=120,
+            check=False,
         )
         if result.returncode != 0:
             raise RuntimeError(f"mariadb-install-db failed: {result.stderr.decode()[-2000:]}")
@@ -276,8 +295,11 @@ class GaleraCluster:
             command.append("--wsrep-new-cluster")
         # Its own session: teardown kills the whole group, SST scripts and rsync included.
         node.process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True,
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         self._wait_synced(node)
 
@@ -303,13 +325,15 @@ class GaleraCluster:
             except pymysql.err.MySQLError as error:
                 state = str(error)
             time.sleep(0.3)
-        raise RuntimeError(f"node{node.index} not Synced after {_START_TIMEOUT_S:.0f}s "
-                           f"({state})\n{self._logs()}")
+        raise RuntimeError(
+            f"node{node.index} not Synced after {_START_TIMEOUT_S:.0f}s ({state})\n{self._logs()}"
+        )
 
     def _logs(self) -> str:
         """The end of every node's error log, for a failure message."""
         return "\n".join(
-            f"--- node{n.index} {n.error_log}:\n{n.log_tail()}" for n in self.nodes
+            f"--- node{n.index} {n.error_log}:\n{n.log_tail()}"
+            for n in self.nodes
             if n.error_log.exists()
         )
 
@@ -348,8 +372,12 @@ class GaleraCluster:
 
 
 @contextlib.contextmanager
-def galera_cluster(size: int = 3, *, log_bin: tuple[bool, ...] | None = None,
-                   performance_schema: tuple[bool, ...] | None = None) -> Iterator[GaleraCluster]:
+def galera_cluster(
+    size: int = 3,
+    *,
+    log_bin: tuple[bool, ...] | None = None,
+    performance_schema: tuple[bool, ...] | None = None,
+) -> Iterator[GaleraCluster]:
     """Start a cluster, yield it, and always tear it down (processes killed, files removed)."""
     root_dir = Path(tempfile.mkdtemp(prefix="advisor-galera-"))
     cluster = GaleraCluster(root_dir, size, log_bin=log_bin, performance_schema=performance_schema)

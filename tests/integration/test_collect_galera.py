@@ -62,8 +62,9 @@ def cluster() -> Iterator[GaleraCluster]:
         if os.environ.get("ADVISOR_REQUIRE_GALERA") == "1":
             pytest.fail(f"ADVISOR_REQUIRE_GALERA=1 but the Galera cluster {reason}")
         pytest.skip(reason)
-    with galera_cluster(log_bin=(True, True, False),
-                        performance_schema=(False, False, True)) as running:
+    with galera_cluster(
+        log_bin=(True, True, False), performance_schema=(False, False, True)
+    ) as running:
         first = running.nodes[0]
         running.execute(
             first,
@@ -83,8 +84,11 @@ def cluster() -> Iterator[GaleraCluster]:
         # SHOW MASTER STATUS needs BINLOG MONITOR on MariaDB >= 10.5, REPLICATION CLIENT before.
         for privilege in ("BINLOG MONITOR", "REPLICATION CLIENT"):
             try:
-                running.execute(first, f"GRANT {privilege} ON *.* TO advisor@'127.0.0.1'",
-                                f"GRANT {privilege} ON *.* TO monitor@'127.0.0.1'")
+                running.execute(
+                    first,
+                    f"GRANT {privilege} ON *.* TO advisor@'127.0.0.1'",
+                    f"GRANT {privilege} ON *.* TO monitor@'127.0.0.1'",
+                )
                 break
             except pymysql.err.MySQLError:
                 continue
@@ -104,8 +108,13 @@ class Writer:
 
     def run(self) -> None:
         try:
-            connection = pymysql.connect(host="127.0.0.1", port=self.node.port, user="writer",
-                                         password="writer-pw", autocommit=True)
+            connection = pymysql.connect(
+                host="127.0.0.1",
+                port=self.node.port,
+                user="writer",
+                password="writer-pw",
+                autocommit=True,
+            )
             rng = random.Random(self.node.index)
             start = time.monotonic()
             with connection, connection.cursor() as cursor:
@@ -121,8 +130,9 @@ class Writer:
 
     def _update(self, cursor: pymysql.cursors.Cursor, row: int, done: list[float]) -> None:
         try:
-            cursor.execute("UPDATE hot.t SET n = n + 1, pad = REPEAT('x', 200) WHERE id = %s",
-                           (row,))
+            cursor.execute(
+                "UPDATE hot.t SET n = n + 1, pad = REPEAT('x', 200) WHERE id = %s", (row,)
+            )
             done.append(time.monotonic())
         except pymysql.err.OperationalError as error:
             if error.args[0] != 1213:  # a certification conflict is expected now and then
@@ -135,7 +145,8 @@ def _rate(times: list[float], start: float, end: float) -> float:
 
 
 def test_collect_finds_the_hot_row_and_the_rates_the_workload_made(
-        cluster: GaleraCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster: GaleraCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     stop = threading.Event()
     writers = [Writer(cluster.nodes[0], stop), Writer(cluster.nodes[1], stop)]
     threads = [threading.Thread(target=w.run, daemon=True) for w in writers]
@@ -145,8 +156,9 @@ def test_collect_finds_the_hot_row_and_the_rates_the_workload_made(
     node3: dict[str, CollectedEvidence] = {}
 
     def watch_node3() -> None:
-        settings = ConnectionSettings(host="127.0.0.1", port=cluster.nodes[2].port,
-                                      user="advisor", password=ADVISOR_PASSWORD)
+        settings = ConnectionSettings(
+            host="127.0.0.1", port=cluster.nodes[2].port, user="advisor", password=ADVISOR_PASSWORD
+        )
         node3["evidence"] = collect(settings, interval_s=INTERVAL_S, duration_s=COLLECT_S)
 
     for thread in threads:
@@ -174,16 +186,19 @@ def test_collect_finds_the_hot_row_and_the_rates_the_workload_made(
 
     text = topology.read_text()
     print(text)  # shown when the test fails
-    print(f"hot row {hot_rate:.1f}/s, commits {commit_rate:.1f}/s, "
-          f"conflicts {sum(w.conflicts for w in writers)}")
+    print(
+        f"hot row {hot_rate:.1f}/s, commits {commit_rate:.1f}/s, "
+        f"conflicts {sum(w.conflicts for w in writers)}"
+    )
     assert text.startswith(SITES)  # the user's part, comments included, is untouched
     document = yaml.safe_load(text)
     workload = document["workload"]
     hottest = workload["hot_rows"][0]
     assert hottest["name"] == "hot.t id=1"
     assert hottest["updates_per_s"] == pytest.approx(hot_rate, rel=0.2)
-    assert all(row["updates_per_s"] < hottest["updates_per_s"] / 5
-               for row in workload["hot_rows"][1:])
+    assert all(
+        row["updates_per_s"] < hottest["updates_per_s"] / 5 for row in workload["hot_rows"][1:]
+    )
     assert "# binary log: row events per primary key" in text
     assert "changes in the run, from server_id 1, 2\n" in text  # both writers' nodes
 
@@ -224,10 +239,25 @@ def _run_cli(node: Node, topology: Path) -> object:
 
     app = typer.Typer()
     app.command("collect")(collect_command)
-    return CliRunner().invoke(app, [
-        "--host", "127.0.0.1", "--port", str(node.port), "--user", "advisor",
-        "--password-env", "ADVISOR_TEST_PASSWORD", "--interval", f"{INTERVAL_S:g}s",
-        "--duration", f"{COLLECT_S:g}s", "--into", str(topology)])
+    return CliRunner().invoke(
+        app,
+        [
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(node.port),
+            "--user",
+            "advisor",
+            "--password-env",
+            "ADVISOR_TEST_PASSWORD",
+            "--interval",
+            f"{INTERVAL_S:g}s",
+            "--duration",
+            f"{COLLECT_S:g}s",
+            "--into",
+            str(topology),
+        ],
+    )
 
 
 def _check_recommend_accepts(topology: Path) -> None:
@@ -246,14 +276,18 @@ def _check_recommend_accepts(topology: Path) -> None:
 
 def test_live_errors_are_one_line_and_name_the_privilege(cluster: GaleraCluster) -> None:
     node = cluster.nodes[0]
-    wrong = ConnectionSettings(host="127.0.0.1", port=node.port, user="advisor",
-                               password="not-the-password")
+    wrong = ConnectionSettings(
+        host="127.0.0.1", port=node.port, user="advisor", password="not-the-password"
+    )
     with pytest.raises(AdvisorError) as caught:
         collect(wrong, interval_s=1, duration_s=1)
-    assert str(caught.value) == (f"access denied for advisor@127.0.0.1:{node.port}: check the "
-                                 "user and the password (--password-env VAR or --defaults-file)")
-    monitor = ConnectionSettings(host="127.0.0.1", port=node.port, user="monitor",
-                                 password="monitor-pw")
+    assert str(caught.value) == (
+        f"access denied for advisor@127.0.0.1:{node.port}: check the "
+        "user and the password (--password-env VAR or --defaults-file)"
+    )
+    monitor = ConnectionSettings(
+        host="127.0.0.1", port=node.port, user="monitor", password="monitor-pw"
+    )
     with pytest.raises(AdvisorError) as caught:
         collect(monitor, interval_s=1, duration_s=1)
     assert "the REPLICATION SLAVE privilege" in str(caught.value)
