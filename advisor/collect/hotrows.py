@@ -1,10 +1,11 @@
 """Hot rows: modifications counted per row and second, and their peak rate over sliding windows.
 
-Callaghan's law (../shared/DOMAIN.md section 3) makes the few rows modified most often decide
-whether a cluster may span sites, so what matters per row is its peak sustained rate, not
-its total. Row events carry a timestamp in whole seconds; counts are kept per row and
-second, and a row's peak rate is the largest count in any window of ``window_s``
-consecutive seconds, divided by ``window_s``.
+Callaghan's law (a row changes at most once per commit round trip: Jay Janssen, Percona blog,
+2013, https://www.percona.com/blog/2013/05/14/is-synchronous-replication-right-for-your-app/)
+makes the few rows modified most often decide whether a cluster may span sites, so what
+matters per row is its peak sustained rate, not its total. Row events carry a timestamp in
+whole seconds; counts are kept per row and second, and a row's peak rate is the largest count
+in any window of ``window_s`` consecutive seconds, divided by ``window_s``.
 """
 
 from __future__ import annotations

@@ -25,7 +25,8 @@ Flavor = Literal["mariadb", "pxc", "codership"]
 OptionValue = int | float | str
 
 # The provider options advisor's model reads (advisor/model/provider_options.py), plus the socket
-# buffers that cap one TCP stream per RTT (../shared/reference/galera.md section 1e).
+# buffers that cap one TCP stream per RTT (codership/galera#552:
+# https://github.com/mariadb-corporation/galera/issues/552).
 MODEL_OPTIONS = (
     "evs.send_window",
     "evs.user_send_window",

@@ -7,8 +7,8 @@ dropped for that counter instead of giving a negative or huge rate. Averages are
 time-weighted over the intervals kept; peaks are the largest rate of one interval, so they
 depend on the sampling interval (a 10 s interval smooths a 1 s burst).
 
-Variables: codership-docs ``galera-status-variables.rst`` via ../shared/reference/galera.md
-section 4.
+Variables: Codership docs, Galera Status Variables:
+https://galeracluster.com/library/documentation/galera-status-variables.html.
 """
 
 from __future__ import annotations

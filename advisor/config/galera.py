@@ -3,8 +3,11 @@
 Sizing: send windows by the model function the SEND-WINDOW rule uses (peak commits x
 headroom x commit round), timeouts from the Codership WAN recipe and the links' highest RTT,
 flow control from Codership's single-writer recipe (every cluster of a plan has one ProxySQL
-writer). Sources:
-../shared/reference/galera.md sections 1a to 1g and 5a.
+writer). Sources: Codership docs, Galera Parameters
+(https://galeracluster.com/library/documentation/galera-parameters.html), the pages named at
+each constant below, and for the binary log settings MariaDB's "Configuring MariaDB
+Replication between Two MariaDB Galera Clusters"
+(https://mariadb.com/kb/en/configuring-mariadb-replication-between-two-mariadb-galera-clusters/).
 """
 
 from __future__ import annotations
@@ -33,19 +36,24 @@ from advisor.rules.cluster import tail_limits
 if TYPE_CHECKING:
     from advisor.engine.metrics import ClusterEval
 
-# Codership KB "WAN Replication": ride out connectivity outages of about 30 s (galera.md 1b).
+# Codership KB "WAN Replication": ride out connectivity outages of about 30 s
+# (https://galeracluster.com/library/kb/wan-replication.html).
 _WAN_RECIPE_S = {
     "evs.keepalive_period": 3.0,
     "evs.suspect_timeout": 30.0,
     "evs.inactive_timeout": 60.0,
     "evs.install_timeout": 60.0,
 }
-# Codership KB "Single Master Setup": one writer, deep receive queues (galera.md 1d).
+# Codership KB "Single Master Setup": one writer, deep receive queues
+# (https://galeracluster.com/library/kb/single-master-setup.html).
 _FC_LIMIT_ONE_WRITER = 256
 _FC_FACTOR_ONE_WRITER = 0.99
-# Vendors' only numeric WAN advice for the send windows (galera.md 3): "e.g. 512".
+# Vendors' only numeric WAN advice for the send windows: "e.g. 512" (Codership's Galera
+# Parameters, above; https://mariadb.com/kb/en/wsrep_provider_options/;
+# https://docs.percona.com/percona-xtradb-cluster/8.0/wsrep-provider-index.html).
 _VENDOR_WAN_SEND_WINDOW = 512
-# socket.recv_buf_size stayed at 212,992 bytes before these releases (galera.md 1e).
+# socket.recv_buf_size stayed at 212,992 bytes before these releases (codership/galera#552:
+# https://github.com/mariadb-corporation/galera/issues/552).
 _AUTO_RECV_BUF_SINCE = {3: 29, 4: 5}
 _SAFE_VALUE = re.compile(r"^[A-Za-z0-9_.:/+,@=-]*$")
 _SAFE_KEY = re.compile(r"^[A-Za-z0-9_.]+$")
@@ -362,7 +370,7 @@ def server_settings(
 
 
 def async_server_settings(ctx: PlanContext, index: int, incoming: int) -> list[Setting]:
-    """Binary log and GTID settings of a cluster linked asynchronously (galera.md 5a)."""
+    """Binary log and GTID settings of a cluster linked asynchronously (sources: module doc)."""
     cluster_id = index + 1
     server_id = Setting(
         name="server_id",

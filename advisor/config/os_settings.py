@@ -1,7 +1,10 @@
 """OS settings for every node, garbd host and replica: socket buffers that fit the
 bandwidth-delay product, and TCP slow start after idle.
 
-Source: ../shared/DOMAIN.md section 2 (TCP slow start, socket buffers).
+Sources: Linux ip-sysctl (``tcp_rmem``, ``tcp_wmem``, ``tcp_slow_start_after_idle``):
+https://docs.kernel.org/networking/ip-sysctl.html; ``net.core.rmem_max`` and ``wmem_max``:
+https://docs.kernel.org/admin-guide/sysctl/net.html; the initial window of 10 segments:
+RFC 6928, https://www.rfc-editor.org/rfc/rfc6928.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from advisor.config.model import (
 if TYPE_CHECKING:
     from advisor.engine.evidence import LinkEvidence
 
-# Linux defaults (DOMAIN.md section 2): net.core.rmem_max/wmem_max 212992, tcp_rmem
+# Linux defaults (module docstring): net.core.rmem_max/wmem_max 212992, tcp_rmem
 # "4096 131072 6291456", tcp_wmem "4096 16384 4194304".
 _CORE_MAX_BYTES = 212_992
 _TCP_RMEM = (4096, 131_072, 6_291_456)
@@ -27,7 +30,7 @@ _TCP_WMEM = (4096, 16_384, 4_194_304)
 
 
 def os_plan(ctx: PlanContext) -> OsPlan:
-    """sysctl settings for every Galera node, garbd host and replica (DOMAIN.md section 2)."""
+    """sysctl settings for every Galera node, garbd host and replica (sources: module doc)."""
     from advisor.model import tcp
 
     carried = {frozenset(link.sites): link for c in ctx.option.clusters for link in c.links}

@@ -55,7 +55,8 @@ if TYPE_CHECKING:
     from advisor.analysis import Analysis
     from advisor.engine.metrics import Option
 
-# gmcast.segment is an integer from 0 to 255 (galera.md 1f).
+# gmcast.segment is an integer from 0 to 255 (Codership docs, Galera Parameters:
+# https://galeracluster.com/library/documentation/galera-parameters.html).
 _MAX_SEGMENTS = 256
 
 

@@ -1,7 +1,10 @@
 """ProxySQL in front of the clusters: servers, ``mysql_galera_hostgroups``, the query rules
 that route each hot row's writes to its owner, users and monitor variables.
 
-Source: ../shared/reference/galera.md section 5c (ProxySQL ``mysql_galera_hostgroups``).
+Sources: ProxySQL documentation, Galera configuration (``mysql_galera_hostgroups``):
+https://proxysql.com/documentation/galera-configuration; ProxySQL's source, branch v2.7
+(``lib/MySQL_HostGroups_Manager.cpp``, ``lib/MySQL_Thread.cpp``):
+https://github.com/sysown/proxysql.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from advisor.config.model import (
 if TYPE_CHECKING:
     pass
 
-# Percona proxysql-admin pins the writer with weight 1,000,000 against 1,000 (galera.md 5c).
+# Percona proxysql-admin pins the writer with weight 1,000,000 against 1,000
+# (percona/proxysql-admin-tool-doc, docs/proxysql-admin-tool-v2-config.md:
+# https://github.com/percona/proxysql-admin-tool-doc).
 _WRITER_WEIGHT = 1_000_000
 _SAME_SITE_WEIGHT = 100_000
 _OTHER_WEIGHT = 1_000

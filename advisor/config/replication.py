@@ -1,8 +1,12 @@
 """The asynchronous channels between clusters: which node replicates from which, with
 which options, the replication account, and notes on running them.
 
-Sources: ../shared/reference/galera.md sections 5a (MariaDB and MySQL/PXC asynchronous
-replication between Galera clusters) and 5b (MySQL asynchronous connection failover).
+Sources: MariaDB docs, Configuring MariaDB Replication between Two MariaDB Galera Clusters
+(https://mariadb.com/kb/en/configuring-mariadb-replication-between-two-mariadb-galera-clusters/);
+Percona, Replication manager for Percona XtraDB Cluster (MySQL/PXC channels between clusters):
+https://docs.percona.com/percona-distribution-for-mysql/8.0/replication-manager/replication-manager-for-pxc.html
+and MySQL asynchronous connection failover
+(https://dev.mysql.com/doc/refman/8.0/en/replication-asynchronous-connection-failover-source.html).
 """
 
 from __future__ import annotations

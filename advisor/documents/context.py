@@ -1,7 +1,7 @@
 """What the document templates read: plain data built from an analysis, charts included.
 
-Templates only read this dictionary (DESIGN.md: "templates only read a finished
-Recommendation"): the Recommendation with measurement sources relative to the topology's
+Templates only read this dictionary (ARCHITECTURE.md: "templates read a finished
+result"): the Recommendation with measurement sources relative to the topology's
 folder (no machine-specific paths in a document), the configuration plan, the rules'
 rationale and references, the findings grouped by rule, the SVG charts and a Mermaid
 diagram, and the pros and cons of each option.

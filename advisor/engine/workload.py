@@ -22,8 +22,9 @@ class WritesetSizes:
     p99_bytes: float
 
 
-# When the workload does not say: a few rows changed (2 KB), and a tail of 64 KB (the
-# sizes of calibration/field-data.yaml's TCP measurements, 48 KB and 512 KB, bracket it).
+# When the workload does not say: a few rows changed (2 KB), and a tail of 64 KB (the sizes
+# of the TCP measurements of benchmarks/calibration/field-data.yaml, case tcp-payload-400km,
+# 48 KB and 512 KB, bracket it).
 DEFAULT_WRITESET_BYTES = WritesetSizes(2048.0, 65536.0)
 
 

@@ -207,7 +207,8 @@ class Site(_Model):
     writes: bool = True
     arbitrator: bool = False
     lan_rtt_ms: Percentiles = Percentiles(p50=0.2, p99=0.5)
-    # Extension: pc.weight of each Galera node at this site (galera.md 1g, default 1).
+    # Extension: pc.weight of each Galera node at this site (default 1; Codership docs,
+    # Weighted Quorum: https://galeracluster.com/library/documentation/weighted-quorum.html).
     weight: Annotated[int, Field(ge=0, le=255)] = 1
 
     _lan_as_peak = field_validator("lan_rtt_ms", mode="before")(
@@ -310,7 +311,8 @@ class Workload(_Model):
     hot_rows: list[HotRow] = []
     clients: Clients | None = None
     # Extension: a commit on a lone node, without replication [ms] (certification, binlog,
-    # InnoDB flush). Default 1.0 ms, from this project's lab (lab-galera.yaml notes).
+    # InnoDB flush). Default 1.0 ms, from this project's lab (the ``notes`` of
+    # benchmarks/calibration/lab-galera.yaml).
     local_commit_ms: Annotated[float, Field(ge=0.001, le=1e6)] | None = None
 
     _writeset_as_peak = field_validator("writeset_bytes", mode="before")(

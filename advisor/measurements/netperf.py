@@ -1,6 +1,6 @@
 """netperf ``TCP_RR`` reports into the mean application round trip (and percentiles with -k).
 
-Shapes read (reference/network.md section 5.1; netperf ``nettest_omni.c``, ``netlib.c``):
+Shapes read (netperf ``nettest_omni.c``, ``netlib.c``: https://github.com/HewlettPackard/netperf):
 
 - the banner ``MIGRATED TCP REQUEST/RESPONSE TEST from ... : first burst 0``;
 - the default (``-v 1``) table, whose value line gives request and response sizes, elapsed

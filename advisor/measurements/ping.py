@@ -1,6 +1,6 @@
 """ping logs (iputils on Linux, BSD and macOS) into round-trip samples, loss and duplicates.
 
-Line shapes (reference/network.md section 5.2; iputils ``ping_common.c``, ``ping.c``):
+Line shapes (iputils ``ping_common.c``, ``ping.c``: https://github.com/iputils/iputils):
 
 - banner ``PING host (ip) 56(84) bytes of data.`` (BSD: ``PING host (ip): 56 data bytes``);
 - reply ``[1700000000.123456] 64 bytes from host (ip): icmp_seq=1 ttl=63 time=49.6 ms``, the

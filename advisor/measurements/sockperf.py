@@ -1,6 +1,6 @@
 """sockperf ping-pong summaries into full round-trip percentiles [ms].
 
-Shapes read (reference/network.md section 5.3; sockperf ``src/client.cpp``, ``doc/main.dox``)::
+Shapes read (sockperf ``src/client.cpp``, ``doc/main.dox``: https://github.com/Mellanox/sockperf)::
 
     sockperf: [Valid Duration] RunTime=9.550 sec; SentMessages=528579; ReceivedMessages=528579
     sockperf: ====> avg-latency=9.017 (std-dev=4.171, ...)   (old: avg-lat=, --full-rtt: avg-rtt=)

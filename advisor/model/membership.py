@@ -2,7 +2,9 @@
 
 Members send keepalives every ``evs.keepalive_period`` when idle; a peer silent longer than
 ``keepalive_period + evs.delay_margin`` goes on the delayed list, one silent for
-``evs.suspect_timeout`` is suspected (galera.md 1b, DOMAIN.md section 3). A message is late
+``evs.suspect_timeout`` is suspected (Codership docs, Galera Parameters:
+https://galeracluster.com/library/documentation/galera-parameters.html, and Auto Eviction:
+https://galeracluster.com/library/documentation/auto-eviction.html). A message is late
 either because the round trip itself is in the measured tail or because losses in a row
 cost retransmission timeouts (Linux RTO >= 200 ms + RTT, doubling each time).
 

@@ -2,7 +2,7 @@
 
 Pure functions, scalar or numpy array in, same out. Speeds are per km of *medium*; a route
 of ``route_km`` or, failing that, the great-circle ``distance_km`` sets the floor. Sources:
-../shared/DOMAIN.md section 1 and ../shared/reference/network.md sections 1 and 2.
+at each constant below.
 
 Glossary: ``distance_km`` great-circle distance; ``route_km`` cable or path length;
 ``floor_rtt_ms`` the physical minimum round trip; ``light_speed_fraction`` floor / measured.
@@ -32,26 +32,37 @@ from numpy.typing import ArrayLike
 SPEED_OF_LIGHT_KM_PER_MS = 299.792458
 EARTH_RADIUS_KM = 6371.0088  # mean radius (IUGG); haversine error vs WGS-84 well under 1 %
 
-# Speed of a signal per km of medium, as a fraction of c (network.md section 1.1).
+# Speed of a signal per km of medium, as a fraction of c. Sources: fibre, 4.897 us/km at
+# 1550 nm: https://mapyourtech.com/the-5-microsecond-rule-fiber-propagation-latency-per-kilometer
+# copper and coax, velocity factors:
+# https://technologyuk.net/telecommunications/telecom-principles/velocity-of-propagation.shtml
+# microwave, light slowed by 0.03 % in air: https://oklo.org/2021/12/29/a-project-outcomes-report
+# hollow-core fibre: vendors' and press figures (about 3.3 us/km); no primary paper confirmed.
 _VELOCITY_FACTOR = {
     "fiber": 1 / 1.4682,  # standard single-mode fibre, group index at 1550 nm: 204.19 km/ms
-    "hollow_core_fiber": 0.997,  # light travels in air inside the core (DOMAIN.md section 1)
+    "hollow_core_fiber": 0.997,  # light travels in air inside the core
     "copper": 0.66,  # twisted pair / solid-dielectric coax nominal velocity of propagation
     "microwave": 1 / 1.0003,  # free-space radio through air (HFT networks): 299.70 km/ms
     "leo_satellite": 1.0,  # vacuum between satellites, plus the up/down legs below
     "geo_satellite": 1.0,
 }
-# Fixed up-and-down legs of a bent-pipe satellite hop: 4 x altitude / c (network.md 1.4).
+# Fixed up-and-down legs of a bent-pipe satellite hop: 4 x altitude / c (geometry; measured
+# LEO and GEO round trips:
+# https://blog.apnic.net/2022/11/28/fact-checking-starlinks-performance-figures/).
 _SATELLITE_ALTITUDE_KM = {"leo_satellite": 550.0, "geo_satellite": 35_786.0}
 
-# Estimate for a pair nobody measured: the two-term fit RTT = a + k * fibre floor over the 62
-# cloud-backbone region pairs of network.md section 2.2 (OLS: a = 7.5 ms, k = 1.39). a is the
+# Estimate for a pair nobody measured: the two-term fit RTT = a + k * fibre floor (OLS:
+# a = 7.5 ms, k = 1.39) over 62 cloud-backbone region pairs of the providers' public median
+# round trips: AWS (CloudPing, https://www.cloudping.co), Azure
+# (https://learn.microsoft.com/en-us/azure/networking/azure-network-latency) and IBM Cloud
+# (https://github.com/ibm-cloud-docs/vpc, _include-segments/network-latency.md). a is the
 # fixed per-path overhead (metro fibre to the exchange, routers, hypervisors), k the route
 # inflation of long-haul paths. It is a median: real links scatter 0.6x to 2x around it.
 ESTIMATE_FIXED_OVERHEAD_MS = 7.5
 ESTIMATE_ROUTE_FACTOR = 1.39
 # Tail of an estimated link: on provider backbones the median pair has P95/P50 = 1.056
-# (636 Azure region pairs, network.md section 3.3). Nothing beyond p95 is claimed.
+# (636 Azure region pairs, the P50 and P95 editions of the Azure page above). Nothing beyond
+# p95 is claimed.
 ESTIMATE_P95_OVER_P50 = 1.056
 
 
@@ -111,8 +122,9 @@ def light_speed_fraction(floor_ms: ArrayLike, rtt_ms: ArrayLike) -> Any:
 def estimated_rtt_ms(distance_km: ArrayLike) -> Any:
     """Median RTT [ms] expected over a terrestrial path of great-circle ``distance_km``.
 
-    The cloud-backbone fit of network.md 2.2: ``7.5 ms + 1.39 * fibre floor``. Conservative
-    for private metro fibre (where a few km cost well under 1 ms): measure such links.
+    The cloud-backbone fit ``7.5 ms + 1.39 * fibre floor`` (sources at
+    ``ESTIMATE_FIXED_OVERHEAD_MS``). Conservative for private metro fibre (where a few km cost
+    well under 1 ms): measure such links.
 
     >>> round(float(estimated_rtt_ms(1000)), 1)
     21.1

@@ -2,9 +2,10 @@
 
 Values keep Galera's own spelling and units (``PT5S``); :func:`effective_options` turns a
 user's ``galera.provider_options`` into typed values (durations in seconds) on top of the
-flavour's defaults. Sources: ../shared/reference/galera.md section 1 (Codership
-``gcomm/src/defaults.cpp`` and ``gcs/src/gcs_params.cpp``, the PXC build's ``#ifdef PXC``
-values from percona/galera PR #110).
+flavour's defaults. Sources: Galera's ``gcomm/src/defaults.cpp`` and ``gcs/src/gcs_params.cpp``
+(https://github.com/codership/galera, branch 4.x), the PXC build's ``#ifdef PXC`` values from
+percona/galera PR #110 (https://github.com/percona/galera/pull/110), and Codership docs,
+Galera Parameters: https://galeracluster.com/library/documentation/galera-parameters.html.
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ _PARSERS: dict[str, Callable[[OptionValue], OptionValue]] = {
 }
 
 # Galera options the model does not read but a user may legitimately set; a key close to one
-# of these or of the parsed ones but not equal is a typo (galera.md sections 1a to 1g).
+# of these or of the parsed ones but not equal is a typo (Galera Parameters, module docstring).
 _OTHER_KNOWN = {
     "evs.max_install_timeouts",
     "evs.use_aggregate",

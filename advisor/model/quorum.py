@@ -1,7 +1,8 @@
 """Quorum: which failures leave a primary component that can still take writes.
 
 A partition stays primary only if it holds more than half of the weight of the last primary
-component (``pc.weight``, 1 per node by default, garbd included; galera.md 1g). The sites of
+component (``pc.weight``, 1 per node by default, garbd included; Codership docs, Weighted
+Quorum: https://galeracluster.com/library/documentation/weighted-quorum.html). The sites of
 one cluster form a graph (networkx); a failure removes a site or cuts one inter-site link.
 With three or more sites a single cut does not partition the cluster: Galera relays messages
 through the remaining sites (gmcast "message relay"), so only the components of the graph

@@ -35,7 +35,11 @@ the product of the CDFs; inputs given as percentiles are taken as exact.
 
 Probabilities are fractions (``q`` in [0, 1]); percentile *keys* are percents. Glossary:
 ``rtt_ms`` round-trip time [ms]; ``t_ms`` a threshold [ms]; ``loss`` fraction of probes lost.
-Numbers follow ../shared/reference/network.md section 6.
+Sources: the Wilson score bound (E. B. Wilson, JASA 1927,
+https://doi.org/10.1080/01621459.1927.10502953); with no exceedance the exact bound, about 3/n
+at 95 % (the "rule of three": Hanley and Lippman-Hand, JAMA 1983,
+https://doi.org/10.1001/jama.1983.03330370053031); the slowest of several links as in Dean and
+Barroso, "The Tail at Scale", CACM 2013 (https://doi.org/10.1145/2408776.2408794).
 """
 
 from __future__ import annotations

@@ -5,10 +5,10 @@ whole RTT distribution's atoms can be mapped through them
 (``dist.map(lambda rtt_ms: request_response_ms(49152, 1024, rtt_ms, 1000.0))``). The loop
 runs over slow-start rounds (a few dozen at most), never over values.
 
-The model (../shared/reference/network.md section 4.3, after Cardwell, Savage and Anderson,
-"Modeling TCP latency", INFOCOM 2000). An S-byte message is ``n = ceil(S / MSS)`` segments,
-sent in rounds of ``w_k = min(w_1 * growth^(k-1), W_max)`` segments; K rounds are needed.
-Its one-way time, first byte sent to last byte received, is::
+The model (after Cardwell, Savage and Anderson, "Modeling TCP latency", INFOCOM 2000,
+https://doi.org/10.1109/INFCOM.2000.832574). An S-byte message is ``n = ceil(S / MSS)``
+segments, sent in rounds of ``w_k = min(w_1 * growth^(k-1), W_max)`` segments; K rounds are
+needed. Its one-way time, first byte sent to last byte received, is::
 
     RTT/2 + S/B + sum over k < K of max(0, RTT + MSS/B - w_k * MSS/B)
 
@@ -25,7 +25,7 @@ ACK clocking; a symmetric path, both directions independent; slow start througho
 ssthresh), growth 2 per round as in Linux ``tcp_slow_start()``; Galera sets ``TCP_NODELAY``,
 so there is no Nagle / delayed-ACK term; B is the bottleneck rate available to this flow.
 
-Calibration (../shared/calibration/lab-galera.yaml, ``tcp-request-response-rtt10``: RTT 10 ms,
+Calibration (benchmarks/calibration/lab-galera.yaml, ``tcp-request-response-rtt10``: RTT 10 ms,
 1 KiB responses, about 1 Gbit/s): warm and fresh-connection round trips of 64 B to 512 KiB
 requests come out within 12 % (the lab adds 0.3 to 0.9 ms of fixed cost, and its shaped
 1 Gbit/s lets bursts through faster). A fresh 512 KiB request is 5 % under the measurement
@@ -37,7 +37,7 @@ times the serialisation of the busier direction (asymptotic bound of operational
 Lazowska et al., "Quantitative System Performance", 1984, ch. 5):
 ``T = max(T_single, in_flight * max(S_req, S_resp) / B)``. The path is full duplex: requests
 and responses do not queue behind each other. This explains the published netperf runs
-(../shared/calibration/field-data.yaml, ``tcp-payload-400km``, 6 in flight, 48 KB responses):
+(benchmarks/calibration/field-data.yaml, ``tcp-payload-400km``, 6 in flight, 48 KB responses):
 inside one DC (ping 0.027 ms) a 48 KB and a 512 KB request took 2.61 and 27.39 ms, 6x the
 serialisation at 1 Gbit/s (2.36, 25.2 ms), not RTT + S/B (0.42, 4.2 ms): the link was
 saturated. Over 400 km (ping 3.10 ms) 48 KB took 4.27 ms, where the single-transaction time
@@ -73,8 +73,10 @@ import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float64]
 
-# 1500-byte Ethernet MTU - 20 IPv4 - 20 TCP - 12 timestamp option (RFC 7323, on by default in
-# Linux): the MSS a Linux-to-Linux connection actually uses (network.md section 4.1).
+# 1500-byte Ethernet MTU - 20 IPv4 - 20 TCP - 12 timestamp option (RFC 7323,
+# https://www.rfc-editor.org/rfc/rfc7323; on by default in Linux, tcp_timestamps in
+# https://docs.kernel.org/networking/ip-sysctl.html): the MSS a Linux-to-Linux connection
+# actually uses.
 MSS_BYTES: Final = 1448
 # RFC 6928 initial window; Linux TCP_INIT_CWND = 10 (include/net/tcp.h).
 INITIAL_WINDOW_SEGMENTS: Final = 10
@@ -318,8 +320,9 @@ def socket_buffer_bytes_for(
     """Socket buffer [bytes] whose advertised window covers the BDP.
 
     Linux advertises only part of a receive buffer as window: half with the classic
-    ``tcp_adv_win_scale = 1`` (ip-sysctl.rst); newer kernels measure the ratio, about 0.75
-    (network.md section 4.1, unconfirmed). Compare with ``tcp_rmem[2]`` (6 MB by default).
+    ``tcp_adv_win_scale = 1``; newer kernels measure the ratio (Linux ip-sysctl:
+    https://docs.kernel.org/networking/ip-sysctl.html), about 0.75 (an assumption, not a
+    published figure). Compare with ``tcp_rmem[2]`` (6 MB by default).
 
     >>> socket_buffer_bytes_for(1000.0, 80.0)
     20000000

@@ -119,6 +119,9 @@ def _merge(base: Rule, override: Rule, *, overridden: frozenset[str]) -> Rule:
         for k, v in vars(override).items()
         if k in overridden and k not in {"id", "parameters", "applies_to"}
     }
+    if overridden & {"message", "remedy"}:
+        # A template that cannot be filled is the override's mistake: name its file.
+        changes["source"] = override.source
     unknown = set(override.parameters) - set(base.parameters)
     if unknown:
         raise AdvisorError(

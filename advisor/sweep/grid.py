@@ -7,7 +7,7 @@ one quantity over a numpy grid and re-applies the rules that depend on it, vecto
   the same factor; the WAN part of each commit latency (beyond its LAN commit) scales with it,
   as does asynchronous lag. Re-judged: COMMIT-LATENCY-SLO, HOT-ROW-RATE, ASYNC-DATA-LOSS.
 - ``distance``: the same, with the RTT estimated from a distance [km] by the cloud-backbone
-  fit (``7.5 ms + 1.39 x fibre floor``, network.md 2.2).
+  fit (``7.5 ms + 1.39 x fibre floor``, its sources in advisor/model/physics.py).
 - ``hot-row-rate``: the hottest row's rate [updates/s], all rows scaled alike. Re-judged:
   HOT-ROW-RATE.
 
