@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import shellingham
+import yaml
 from conftest import EXAMPLES, REPO
 
 PARIS = EXAMPLES / "paris-frankfurt" / "topology.yaml"
@@ -54,11 +59,13 @@ def test_recommend_json_follows_the_contract(cli):
 
 def test_several_files_give_a_json_array(cli):
     result = cli("recommend", PARIS, US_EU, "--format", "json")
+    assert result.exit_code == 0
     assert [d["topology"] for d in json.loads(result.stdout)] == ["paris-frankfurt", "us-eu"]
 
 
 def test_markdown_report(cli):
     result = cli("recommend", PARIS, "--format", "markdown")
+    assert result.exit_code == 0
     assert result.stdout.startswith("# paris-frankfurt: grouped_clusters")
     assert "| option | clusters | viable |" in result.stdout
 
@@ -93,6 +100,7 @@ def test_rules_override_changes_severity_and_threshold(cli, tmp_path):
         "--rules",
         tmp_path,
     )
+    assert result.exit_code == 0
     data = json.loads(result.stdout)
     assert data["architecture"] == "single_cluster"
     assert not any(
@@ -107,6 +115,119 @@ def test_bad_rules_are_one_line_errors(cli, tmp_path):
     assert "unknown rule id 'NO-SUCH-RULE'" in result.stderr and result.stderr.count("\n") == 1
     missing = cli("recommend", PARIS, "--rules", tmp_path / "nope")
     assert missing.exit_code == 2 and "rules directory not found" in missing.stderr
+
+
+def _override(folder: Path, text: str, name: str = "hot-row-rate.yaml") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _findings(result, rule: str) -> list[dict]:
+    assert result.exit_code == 0, result.stderr
+    return [f for f in json.loads(result.stdout)["findings"] if f["rule"] == rule]
+
+
+def test_rules_override_of_a_parameter_makes_a_hot_row_fire(cli, tmp_path):
+    """Paris-Frankfurt's 150/s inventory row uses about a third of its bound under
+    grouped_clusters: quiet at the shipped max_utilisation 1.0, a blocker at 0.3."""
+    shipped = cli("recommend", PARIS, "--format", "json")
+    assert shipped.exit_code == 0
+    data = json.loads(shipped.stdout)
+    row = next(r for r in data["hot_rows"] if r["name"] == "inventory sku=1001")
+    assert 0.3 < row["utilisation"]["grouped_clusters"] < 0.35
+    assert data["architecture"] == "grouped_clusters"
+    assert not [f for f in _findings(shipped, "HOT-ROW-RATE") if f["option"] == "grouped_clusters"]
+
+    above = _override(tmp_path / "above", "id: HOT-ROW-RATE\nparameters: {max_utilisation: 0.35}\n")
+    quiet = cli("recommend", PARIS, "--format", "json", "--rules", above.parent)
+    assert not [f for f in _findings(quiet, "HOT-ROW-RATE") if f["option"] == "grouped_clusters"]
+    assert json.loads(quiet.stdout)["architecture"] == "grouped_clusters"
+
+    below = _override(tmp_path / "below", "id: HOT-ROW-RATE\nparameters: {max_utilisation: 0.3}\n")
+    fired = cli("recommend", PARIS, "--format", "json", "--rules", below.parent)
+    hits = [f for f in _findings(fired, "HOT-ROW-RATE") if f["option"] == "grouped_clusters"]
+    assert [(f["subject"], f["severity"]) for f in hits] == [("inventory sku=1001", "blocker")]
+    assert hits[0]["values"]["utilisation"] == pytest.approx(
+        row["utilisation"]["grouped_clusters"], abs=1e-3
+    )
+    result = json.loads(fired.stdout)
+    grouped = next(o for o in result["options"] if o["architecture"] == "grouped_clusters")
+    assert grouped["viable"] is False and "HOT-ROW-RATE" in grouped["blockers"]
+    assert result["architecture"] != "grouped_clusters"
+    explained = cli("rules", "HOT-ROW-RATE", "--rules", below.parent)
+    assert explained.exit_code == 0 and "max_utilisation: 0.3" in explained.stdout
+
+
+def test_rules_override_of_a_title(cli, tmp_path):
+    title = "Our own title for a row that changes too often"
+    path = _override(tmp_path, f"id: HOT-ROW-RATE\ntitle: {title}\n")
+    result = cli("recommend", PARIS, "--format", "json", "--rules", path.parent)
+    hits = _findings(result, "HOT-ROW-RATE")
+    assert hits and {f["title"] for f in hits} == {title}
+    others = {
+        f["title"] for f in json.loads(result.stdout)["findings"] if f["rule"] != "HOT-ROW-RATE"
+    }
+    assert title not in others
+    explained = cli("rules", "HOT-ROW-RATE", "--rules", path.parent)
+    assert explained.exit_code == 0
+    assert explained.stdout.startswith(f"HOT-ROW-RATE (blocker): {title}")
+
+
+def test_rules_override_of_a_message(cli, tmp_path):
+    path = _override(
+        tmp_path,
+        'id: HOT-ROW-RATE\nmessage: >-\n  OURS: "{row}" under {option}\n'
+        "  at {utilisation:.2f} of its bound\n",
+    )
+    result = cli("recommend", PARIS, "--format", "json", "--rules", path.parent)
+    messages = {(f["option"], f["message"]) for f in _findings(result, "HOT-ROW-RATE")}
+    assert messages == {
+        ("single_cluster", 'OURS: "inventory sku=1001" under single_cluster at 2.33 of its bound')
+    }
+    text = cli("recommend", PARIS, "--rules", path.parent)
+    assert text.exit_code == 0
+    assert 'OURS: "inventory sku=1001" under single_cluster' in " ".join(text.stdout.split())
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            "id: HOT-ROW-RATE\nparameters: {max_utilization: 0.5}\n",
+            "parameters: rule HOT-ROW-RATE has no parameter 'max_utilization'; "
+            "its parameters: max_utilisation",
+        ),
+        (
+            "id: HOT-ROW-RATE\napplies_to: cluster\n",
+            "applies_to: rule HOT-ROW-RATE applies to hot_row: the scope belongs to its "
+            "predicate and cannot be overridden",
+        ),
+    ],
+    ids=["unknown-parameter", "applies_to-changed"],
+)
+def test_bad_rule_overrides_are_refused_naming_the_file(cli, tmp_path, content, message):
+    path = _override(tmp_path, content)
+    for command in (("recommend", PARIS), ("rules",)):
+        result = cli(*command, "--rules", tmp_path)
+        assert result.exit_code == 2
+        assert result.stderr == f"advisor: {path}: {message}\n"
+        assert result.stdout == ""
+
+
+def test_an_override_restating_the_scope_is_accepted(cli, tmp_path):
+    path = _override(tmp_path, "id: HOT-ROW-RATE\napplies_to: hot_row\nseverity: info\n")
+    result = cli("recommend", PARIS, "--format", "json", "--rules", path.parent)
+    assert {f["severity"] for f in _findings(result, "HOT-ROW-RATE")} == {"info"}
+
+
+def test_a_message_override_with_an_unknown_field_names_the_override_file(cli, tmp_path):
+    path = _override(tmp_path, "id: HOT-ROW-RATE\nmessage: 'OURS {no_such_field}'\n")
+    result = cli("recommend", PARIS, "--rules", tmp_path)
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and "no_such_field" in result.stderr
+    assert result.stderr.startswith(f"advisor: {path}: ")
 
 
 def test_bad_topology_exits_2_with_one_line(cli, write):
@@ -152,7 +273,9 @@ def test_schema_is_json_schema_that_accepts_every_example(cli):
     jsonschema = pytest.importorskip("jsonschema")
     import yaml
 
-    schema = json.loads(cli("schema").stdout)
+    printed = cli("schema")
+    assert printed.exit_code == 0
+    schema = json.loads(printed.stdout)
     assert schema["$schema"].endswith("2020-12/schema")
     for path in sorted(EXAMPLES.glob("*/topology.yaml")):
         jsonschema.validate(yaml.safe_load(path.read_text()), schema)
@@ -161,9 +284,11 @@ def test_schema_is_json_schema_that_accepts_every_example(cli):
 
 
 def test_the_committed_schema_file_is_current(cli):
-    assert json.loads((REPO / "topology.schema.json").read_text()) == json.loads(
-        cli("schema").stdout
-    ), "regenerate with: advisor schema > topology.schema.json"
+    printed = cli("schema")
+    assert printed.exit_code == 0
+    assert json.loads((REPO / "topology.schema.json").read_text()) == json.loads(printed.stdout), (
+        "regenerate with: advisor schema > topology.schema.json"
+    )
 
 
 def test_rules_list_and_explain(cli):
@@ -172,6 +297,7 @@ def test_rules_list_and_explain(cli):
     assert listing.stdout.splitlines()[0].split() == ["id", "severity", "title"]
     assert "HOT-ROW-RATE" in listing.stdout and "RTT-ESTIMATED" in listing.stdout
     explained = cli("rules", "hot-row-rate")
+    assert explained.exit_code == 0
     assert explained.stdout.startswith("HOT-ROW-RATE (blocker): A hot row needs more updates")
     assert "Callaghan" in explained.stdout and "max_utilisation: 1" in explained.stdout
     unknown = cli("rules", "NOPE")
@@ -190,9 +316,9 @@ def test_sweep_finds_where_the_answer_flips(cli, tmp_path):
     assert 4.0 < float(line.split(" at ")[1].split()[0]) < 6.5
     assert "flips at" in result.stdout and "single_cluster -> per_site_clusters" in result.stdout
     metro = EXAMPLES / "amsterdam-metro" / "topology.yaml"
-    data = json.loads(
-        cli("sweep", metro, "--vary", "rtt", "--range", "0.2:20:100", "--format", "json").stdout
-    )
+    swept = cli("sweep", metro, "--vary", "rtt", "--range", "0.2:20:100", "--format", "json")
+    assert swept.exit_code == 0
+    data = json.loads(swept.stdout)
     # One cluster until the 5 ms p99 (and the 300/s sequence) no longer fit, then per-site
     # clusters as the least bad: their one blocker, the shared sequence, stays.
     assert [(f["from"], f["to"]) for f in data["flips"]] == [
@@ -201,10 +327,12 @@ def test_sweep_finds_where_the_answer_flips(cli, tmp_path):
     assert 1.5 < data["flips"][0]["at"] < 3.5
     assert data["viability_changes"][0]["option"] == "single_cluster"
     csv = cli("sweep", US_EU, "--vary", "hot-row-rate", "--range", "1:50:5", "--format", "csv")
+    assert csv.exit_code == 0
     assert csv.stdout.splitlines()[0].startswith("hot-row-rate,recommended,")
     assert len(csv.stdout.splitlines()) == 6
     chart = tmp_path / "flip.svg"
-    cli("sweep", US_EU, "--vary", "distance", "--range", "10:3000", "--chart", chart)
+    charted = cli("sweep", US_EU, "--vary", "distance", "--range", "10:3000", "--chart", chart)
+    assert charted.exit_code == 0
     assert chart.read_text().startswith("<svg")
 
 
@@ -308,3 +436,234 @@ def test_measurement_files_outside_the_folder_need_measurements_root(cli, tmp_pa
     assert json.loads(allowed.stdout)["links"][0]["rtt_ms"]["p50"] == pytest.approx(9.95)
     small = cli("recommend", topo, "--measurements-root", shared, "--max-file-mb", "0.001")
     assert small.exit_code == 2 and "limit" in small.stderr
+
+
+@pytest.mark.parametrize(
+    ("shell", "script", "rc_file", "rc_line"),
+    [
+        (
+            "bash",
+            ".bash_completions/advisor.sh",
+            ".bashrc",
+            "source '{home}/.bash_completions/advisor.sh'",
+        ),
+        ("zsh", ".zfunc/_advisor", ".zshrc", "fpath+=~/.zfunc; autoload -Uz compinit; compinit"),
+    ],
+)
+def test_install_completion_writes_under_home(
+    cli, tmp_path, monkeypatch, shell, script, rc_file, rc_line
+):
+    """``advisor --install-completion`` as the README spells it. The shell is detected from
+    the process tree (shellingham), which differs between machines; here it is pinned to
+    the login shell named by $SHELL, as shellingham does for a login shell."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SHELL", f"/bin/{shell}")
+    monkeypatch.setattr(
+        shellingham,
+        "detect_shell",
+        lambda *a, **k: (Path(os.environ["SHELL"]).name, os.environ["SHELL"]),
+    )
+    result = cli("--install-completion")
+    assert result.exit_code == 0, result.output
+    installed = home / script
+    assert f"{shell} completion installed in {installed}" in result.stdout
+    assert "_ADVISOR_COMPLETE" in installed.read_text()
+    assert rc_line.format(home=home) in (home / rc_file).read_text().splitlines()
+    written = {p.relative_to(home).as_posix() for p in home.rglob("*") if p.is_file()}
+    assert written == {script, rc_file}
+
+
+# --- advisor collect, through the real app (no server needed) ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (
+            ["--user", "u", "-o", "{tmp}/a.yaml", "--into", "{tmp}/b.yaml"],
+            "give either -o FILE or --into FILE, not both",
+        ),
+        (
+            ["--user", "u", "--interval", "1m", "--duration", "10s"],
+            "--interval (1m) must not exceed --duration (10s)",
+        ),
+        (
+            ["--user", "u", "--hot-row-window", "forever"],
+            "--hot-row-window: expected a positive duration such as 10s, 10m, 1h or 500ms, "
+            "got 'forever'",
+        ),
+        (
+            ["--user", "u", "--password-env", "ADVISOR_TEST_UNSET_VARIABLE"],
+            "--password-env: environment variable ADVISOR_TEST_UNSET_VARIABLE is not set",
+        ),
+        ([], "give --user (or user= in the [client] group of --defaults-file)"),
+        (
+            ["--user", "u", "--into", "{tmp}/gone.yaml"],
+            "--into: no such file '{tmp}/gone.yaml' (use -o to write a new one)",
+        ),
+        (["--user", "u", "--ssl-ca", "{tmp}/ca.pem"], "--ssl-ca: no such file '{tmp}/ca.pem'"),
+        (
+            ["--user", "u", "--defaults-file", "{tmp}/my.cnf"],
+            "{tmp}/my.cnf: cannot read the defaults file: No such file or directory",
+        ),
+    ],
+    ids=[
+        "output-and-into",
+        "interval-over-duration",
+        "bad-window",
+        "password-env-unset",
+        "no-user",
+        "into-missing",
+        "ssl-ca-missing",
+        "defaults-file-missing",
+    ],
+)
+def test_collect_usage_errors_are_one_line(cli, tmp_path, monkeypatch, arguments, message):
+    monkeypatch.delenv("ADVISOR_TEST_UNSET_VARIABLE", raising=False)
+    args = [a.format(tmp=tmp_path) for a in arguments]
+    result = cli("collect", "--host", "127.0.0.1", "--port", "1", *args)
+    assert result.exit_code == 2
+    assert result.stderr == f"advisor: {message.format(tmp=tmp_path)}\n"
+    assert result.stdout == ""
+    assert not (tmp_path / "a.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "option"),
+    [(["--top", "0"], "--top"), (["--port", "x"], "--port"), (["--frobnicate"], "--frobnicate")],
+)
+def test_collect_option_errors_exit_2(cli, arguments, option):
+    result = cli("collect", "--user", "u", *arguments)
+    assert result.exit_code == 2
+    assert option in result.stderr and result.stdout == ""
+
+
+def test_collect_help_through_the_app(cli):
+    result = cli("collect", "--help")
+    assert result.exit_code == 0
+    assert "Watch a running Galera node" in result.stdout
+    for option in ("--host", "--password-env", "--interval", "--duration", "--into"):
+        assert option in result.stdout
+
+
+def test_collect_refused_connection_is_one_line_without_the_password(cli, monkeypatch):
+    with socket.socket() as sock:  # a port that was free a moment ago: nothing listens
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("ADVISOR_TEST_PW", "hunter2-secret")
+    result = cli(
+        "collect",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        port,
+        "--user",
+        "advisor",
+        "--password-env",
+        "ADVISOR_TEST_PW",
+        "--interval",
+        "1s",
+        "--duration",
+        "1s",
+    )
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"advisor: cannot connect to advisor@127.0.0.1:{port}: connection refused "
+        "(is the server running and reachable there?)\n"
+    )
+    assert result.stdout == "" and "hunter2" not in result.stderr
+
+
+@pytest.fixture
+def fake_server(monkeypatch):
+    """The scripted server of test_collect_api, behind advisor.collect.api.connect."""
+    from test_collect_api import VARIABLES, FakeConnection, FakeServer, _status
+
+    import advisor.collect.api as api
+
+    fake = FakeServer(dict(VARIABLES), _status)
+    connections = []
+
+    def connect(settings):
+        connections.append(FakeConnection(fake))
+        return connections[-1]
+
+    monkeypatch.setattr(api, "connect", connect)
+    yield fake
+    assert connections and all(connection.closed for connection in connections)
+    assert all(sql.startswith(("SHOW", "SELECT")) for sql in fake.statements)
+
+
+COLLECT_FAST = ("--host", "db1", "--user", "advisor", "--interval", "10ms", "--duration", "50ms")
+
+
+def test_collect_through_the_app_writes_a_file_and_merges(cli, fake_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("ADVISOR_TEST_PW", "hunter2-secret")
+    out = tmp_path / "collected.yaml"
+    written = cli("collect", *COLLECT_FAST, "--password-env", "ADVISOR_TEST_PW", "-o", out)
+    assert written.exit_code == 0, written.stderr
+    assert written.stdout == "" and f"; wrote {out}" in written.stderr
+    assert "hunter2-secret" not in written.output + out.read_text()
+    assert yaml.safe_load(out.read_text())["galera"]["flavor"] == "pxc"
+    target = tmp_path / "topology.yaml"
+    target.write_text("name: t  # mine\nsites:\n  - name: a\n    nodes: 3\n")
+    merged = cli("collect", *COLLECT_FAST, "--into", target)
+    assert merged.exit_code == 0, merged.stderr
+    assert target.read_text().startswith("name: t  # mine\nsites:\n  - name: a\n    nodes: 3\n")
+    assert {"workload", "galera"} <= set(yaml.safe_load(target.read_text()))
+    assert f"updated workload and galera in {target}" in merged.stderr
+
+
+def test_collect_through_the_app_prints_to_standard_output(cli, fake_server):
+    result = cli("collect", *COLLECT_FAST)
+    assert result.exit_code == 0, result.stderr
+    assert "\nworkload:\n" in result.stdout and "\ngalera:\n" in result.stdout
+    assert result.stderr.startswith("collected ") and result.stderr.count("\n") == 1
+
+
+def test_every_cli_call_in_this_file_checks_its_exit_code():
+    """Each ``cli(...)`` result is asserted on ``.exit_code``: directly, or through the name
+    it is assigned to, or by a helper of this file that asserts it (``_findings``)."""
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    checking_helpers = {"_findings"}
+    unchecked = []
+    for function in tree.body:
+        if not isinstance(function, ast.FunctionDef) or not function.name.startswith("test_"):
+            continue
+        nodes = list(ast.walk(function))
+        checked_names = {
+            node.value.id
+            for node in nodes
+            if isinstance(node, ast.Attribute)
+            and node.attr == "exit_code"
+            and isinstance(node.value, ast.Name)
+        } | {
+            arg.id
+            for node in nodes
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in checking_helpers
+            for arg in node.args[:1]
+            if isinstance(arg, ast.Name)
+        }
+        checked_calls = {
+            id(node.value)
+            for node in nodes
+            if isinstance(node, ast.Attribute) and node.attr == "exit_code"
+        }
+        for node in nodes:
+            if isinstance(node, ast.Assign) and id(node.value) not in checked_calls:
+                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+                if names and all(name in checked_names for name in names):
+                    checked_calls.add(id(node.value))
+        for node in nodes:
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "cli"
+                and id(node) not in checked_calls
+            ):
+                unchecked.append(f"{function.name}:{node.lineno}")
+    assert not unchecked, f"cli(...) calls whose exit code is not asserted: {unchecked}"

@@ -10,11 +10,11 @@ from typing import Any
 
 import pymysql
 import pytest
-import typer
 import yaml
 from typer.testing import CliRunner
 
 import advisor.collect.api as api
+from advisor.cli import app
 from advisor.collect.cli import collect_command, parse_duration_s
 from advisor.collect.connection import ConnectionSettings
 from advisor.collect.hotrows import RowCounter
@@ -363,12 +363,6 @@ def test_refused_connection_without_the_password(monkeypatch: pytest.MonkeyPatch
     )
 
 
-def _app() -> typer.Typer:
-    app = typer.Typer()
-    app.command("collect")(collect_command)
-    return app
-
-
 def test_command_writes_a_file_and_merges_into_one(
     server: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -387,13 +381,13 @@ def test_command_writes_a_file_and_merges_into_one(
         "--duration",
         "50ms",
     ]
-    result = runner.invoke(_app(), [*common, "-o", str(out)])
+    result = runner.invoke(app, ["collect", *common, "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert "hunter2-secret" not in result.output + out.read_text()
     assert yaml.safe_load(out.read_text())["galera"]["flavor"] == "pxc"
     target = tmp_path / "topology.yaml"
     target.write_text("name: t  # mine\nsites:\n  - name: a\n    nodes: 3\n")
-    result = runner.invoke(_app(), [*common, "--into", str(target)])
+    result = runner.invoke(app, ["collect", *common, "--into", str(target)])
     assert result.exit_code == 0, result.output
     assert target.read_text().startswith(
         "name: t  # mine\nsites:\n  - name: a\n    nodes: 3\n\nworkload:\n"
@@ -403,7 +397,18 @@ def test_command_writes_a_file_and_merges_into_one(
 
 def test_command_prints_to_standard_output_by_default(server: FakeServer) -> None:
     result = CliRunner().invoke(
-        _app(), ["--host", "db1", "--user", "advisor", "--interval", "10ms", "--duration", "30ms"]
+        app,
+        [
+            "collect",
+            "--host",
+            "db1",
+            "--user",
+            "advisor",
+            "--interval",
+            "10ms",
+            "--duration",
+            "30ms",
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "\nworkload:\n" in result.output and "\ngalera:\n" in result.output

@@ -29,7 +29,6 @@ from typer.testing import CliRunner
 
 from advisor.collect import ConnectionSettings, collect
 from advisor.collect.api import CollectedEvidence
-from advisor.collect.cli import collect_command
 from advisor.errors import AdvisorError
 
 pytestmark = pytest.mark.slow
@@ -235,13 +234,13 @@ def test_collect_finds_the_hot_row_and_the_rates_the_workload_made(
 
 
 def _run_cli(node: Node, topology: Path) -> object:
-    import typer
+    """``advisor collect`` as the command line runs it: through the application."""
+    from advisor.cli import app
 
-    app = typer.Typer()
-    app.command("collect")(collect_command)
     return CliRunner().invoke(
         app,
         [
+            "collect",
             "--host",
             "127.0.0.1",
             "--port",
