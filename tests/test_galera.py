@@ -1,0 +1,278 @@
+"""advisor.model.galera by hand: commit paths on tiny clusters, hot rows, windows, lag.
+
+Commit latency is the longest path ``w -> k -> j -> w`` over members k, j (j = k allowed):
+the first leg carries the write set (its round trip less the small return half), the other
+legs are halves of small round trips, plus the local commit (1 ms).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from advisor.model import galera
+from advisor.model.galera import Cluster
+
+
+def point_draws(rtt_ms, *, lan_ms=0.0, writeset_extra_ms=0.0, draws=4):
+    """Constant draws: small RTT per pair (LAN inside a site), write set ``extra`` slower."""
+
+    def pair_draws(a, b):
+        small = lan_ms if a == b else rtt_ms[frozenset((a, b))]
+        values = np.full(draws, small, dtype=np.float32)
+        return values, values + np.float32(writeset_extra_ms)
+
+    return pair_draws
+
+
+def rtts(**pairs):
+    """``ab=10`` -> {frozenset({"a", "b"}): 10}."""
+    return {frozenset(name): ms for name, ms in pairs.items()}
+
+
+def commit(members, writer="a", *, segments=False, **kwargs):
+    draws = galera.commit_latency_draws(
+        Cluster(members, segments=segments), [writer], point_draws(**kwargs)
+    )
+    return draws[writer]
+
+
+# -- commit latency ------------------------------------------------------------------------
+
+
+def test_two_nodes_commit_in_one_rtt_plus_local_commit():
+    # w -> b: 10 - 10/2 = 5; b -> b: 0; b -> w: 5. Path 10, + 1 ms local = 11.
+    got = commit({"a": 1, "b": 1}, rtt_ms=rtts(ab=10.0))
+    assert got == pytest.approx(np.full(4, 11.0))
+
+
+def test_three_nodes_at_equal_rtt_commit_in_one_and_a_half_rtt():
+    # w -> b: 5, b -> c: 5, c -> w: 5 = 15 (1.5 RTT), + 1 = 16 (the lab: 16.36 at 10 ms).
+    got = commit({"a": 1, "b": 1, "c": 1}, rtt_ms=rtts(ab=10.0, ac=10.0, bc=10.0))
+    assert got == pytest.approx(np.full(4, 16.0))
+
+
+def test_one_far_node_costs_about_one_far_rtt():
+    # a-b 2, a-c 100, b-c 100. Longest: a -> b (1) -> c (50) -> a (50) = 101, + 1 = 102
+    # (the lab: 102.28); a -> c (50) -> b (50) -> a (1) is the same length.
+    got = commit({"a": 1, "b": 1, "c": 1}, rtt_ms=rtts(ab=2.0, ac=100.0, bc=100.0))
+    assert got == pytest.approx(np.full(4, 102.0))
+
+
+def test_each_writer_waits_for_its_own_longest_path():
+    # a-b 2, a-c 100, b-c 60.
+    # Writer a: a -> c (50) -> c (0) -> a (50) = 100, + 1 = 101.
+    # Writer b: b -> a (1) -> c (50) -> b (30) = 81, + 1 = 82.
+    # Writer c: c -> a (50) -> a (0) -> c (50) = 100, + 1 = 101.
+    cluster = Cluster({"a": 1, "b": 1, "c": 1}, segments=False)
+    pairs = point_draws(rtt_ms=rtts(ab=2.0, ac=100.0, bc=60.0))
+    got = galera.commit_latency_draws(cluster, ["a", "b", "c"], pairs)
+    assert {site: float(d[0]) for site, d in got.items()} == pytest.approx(
+        {"a": 101.0, "b": 82.0, "c": 101.0}
+    )
+
+
+def test_the_write_set_leg_pays_its_extra_time_once():
+    # Two nodes, write set 4 ms slower than a small message: (14 - 5) + 0 + 5 + 1 = 15.
+    got = commit({"a": 1, "b": 1}, rtt_ms=rtts(ab=10.0), writeset_extra_ms=4.0)
+    assert got == pytest.approx(np.full(4, 15.0))
+
+
+def test_a_lone_node_commits_locally():
+    got = galera.commit_latency_draws(
+        Cluster({"a": 1}), ["a"], point_draws(rtt_ms={}), local_commit_ms=2.5
+    )
+    assert got["a"] == pytest.approx(np.full(4, 2.5))
+
+
+def test_two_nodes_in_one_site_pay_one_lan_round_trip():
+    # LAN 0.4: w -> k 0.2, k -> w 0.2 = 0.4, + 1 = 1.4.
+    assert commit({"a": 2}, rtt_ms={}, lan_ms=0.4) == pytest.approx(np.full(4, 1.4))
+
+
+def test_three_nodes_in_one_site_pay_one_and_a_half_lan_round_trips():
+    # LAN 0.4: w -> k 0.2, k -> j 0.2, j -> w 0.2 = 0.6, + 1 = 1.6.
+    assert commit({"a": 3}, rtt_ms={}, lan_ms=0.4) == pytest.approx(np.full(4, 1.6))
+
+
+def test_sites_without_members_take_no_part():
+    # Site c is listed with 0 members: the cluster is the two-node one, 10 + 1 = 11.
+    got = commit({"a": 1, "b": 1, "c": 0}, rtt_ms=rtts(ab=10.0, ac=500.0, bc=500.0))
+    assert got == pytest.approx(np.full(4, 11.0))
+
+
+def test_a_remote_segment_adds_its_relay_hop_on_the_first_leg():
+    # Segments on, relay into b given as 0.3 ms: 10 + 0.3 + 1 = 11.3; the writer's own
+    # site never relays.
+    cluster = Cluster({"a": 1, "b": 1}, segments=True)
+    got = galera.commit_latency_draws(
+        cluster, ["a"], point_draws(rtt_ms=rtts(ab=10.0)), relay_ms={"a": 5.0, "b": 0.3}
+    )
+    assert got["a"] == pytest.approx(np.full(4, 11.3))
+
+
+def test_without_segments_the_relay_is_ignored():
+    cluster = Cluster({"a": 1, "b": 1}, segments=False)
+    got = galera.commit_latency_draws(
+        cluster, ["a"], point_draws(rtt_ms=rtts(ab=10.0)), relay_ms={"a": 5.0, "b": 0.3}
+    )
+    assert got["a"] == pytest.approx(np.full(4, 11.0))
+
+
+def test_the_default_relay_is_the_remote_sites_lan_median():
+    # Remote segment b has 3 nodes, LAN 0.4 everywhere. Writer a (1 node):
+    # a -> b: 10 - 5 + relay 0.4 = 5.4; b -> b': 0.2; b' -> a: 5. Path 10.6, + 1 = 11.6.
+    got = commit({"a": 1, "b": 3}, segments=True, rtt_ms=rtts(ab=10.0), lan_ms=0.4)
+    assert got == pytest.approx(np.full(4, 11.6))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a remote segment of one member (a garbd-only site) gets a relay hop too; "
+    "GMCast::relay forwards only to *other* nodes of the segment, so there is none",
+)
+def test_a_remote_segment_of_one_member_adds_no_relay_hop():
+    # a (1 node) and b (1 node), segments on, LAN 0.4: b receives the write set itself and
+    # has nobody to forward it to, so the commit is 10 + 1 = 11, not 10 + 0.4 + 1.
+    got = commit({"a": 1, "b": 1}, segments=True, rtt_ms=rtts(ab=10.0), lan_ms=0.4)
+    assert got == pytest.approx(np.full(4, 11.0))
+
+
+def test_links_are_drawn_together_draw_by_draw():
+    # Common random numbers: draw i uses link values of draw i on every path.
+    # Two nodes with RTT draws 10, 20, 30: commits 11, 21, 31 (not a max of distributions).
+    def pair_draws(a, b):
+        values = np.array([10.0, 20.0, 30.0], dtype=np.float32)
+        return (values, values) if a != b else (np.zeros(3, np.float32),) * 2
+
+    got = galera.commit_latency_draws(Cluster({"a": 1, "b": 1}, segments=False), ["a"], pair_draws)
+    assert got["a"] == pytest.approx([11.0, 21.0, 31.0])
+
+
+def test_draws_beyond_one_block_are_all_computed():
+    # 5,000 draws span three blocks of 2,048; draw i has RTT i, so commit i + 1.
+    ramp = np.arange(5000, dtype=np.float32)
+
+    def pair_draws(a, b):
+        return (ramp, ramp) if a != b else (np.zeros(5000, np.float32),) * 2
+
+    got = galera.commit_latency_draws(Cluster({"a": 1, "b": 1}, segments=False), ["a"], pair_draws)
+    assert got["a"] == pytest.approx(ramp + 1.0)
+
+
+def test_uniforms_are_the_same_for_a_pair_in_either_order():
+    first = galera.uniforms("paris", "frankfurt", 100)
+    assert np.array_equal(first, galera.uniforms("frankfurt", "paris", 100))
+    assert not np.array_equal(first, galera.uniforms("paris", "london", 100))
+    assert first.min() >= 0.0 and first.max() < 1.0
+
+
+# -- hot rows and conflicts ----------------------------------------------------------------
+
+
+def test_callaghan_bound_is_one_update_per_commit():
+    # 1000 / 20 ms = 50/s; 1000 / 200 ms = 5/s (DOMAIN.md: 200 ms -> 5 a second).
+    assert galera.callaghan_bound_per_s([20.0, 200.0]) == pytest.approx([50.0, 5.0])
+
+
+def test_hot_row_queue_is_m_d_1():
+    # rho = 40/s x 10 ms = 0.4; W = rho T / (2 (1 - rho)) = 0.4 x 10 / 1.2 = 3.333 ms.
+    rho, wait = galera.hot_row_queue_ms(40.0, 10.0)
+    assert rho == pytest.approx(0.4)
+    assert wait == pytest.approx(10.0 / 3.0)
+
+
+def test_hot_row_queue_is_unbounded_at_full_utilisation():
+    # 100/s x 10 ms = 1.0
+    assert galera.hot_row_queue_ms(100.0, 10.0) == (pytest.approx(1.0), math.inf)
+
+
+def test_conflict_probability_is_poisson_within_the_window():
+    # 50/s elsewhere over a 20 ms window: 1 - exp(-50 x 0.020) = 1 - e^-1 = 0.63212.
+    assert galera.conflict_probability(50.0, 20.0) == pytest.approx(0.632121, abs=1e-6)
+
+
+def test_conflict_rate_sums_each_writers_losses():
+    # Rates 30 and 10 over 20 ms windows: each races the other's rate.
+    # 30 x (1 - exp(-10 x 0.02)) + 10 x (1 - exp(-30 x 0.02))
+    # = 30 x 0.181269 + 10 x 0.451188 = 5.43808 + 4.51188 = 9.94996
+    assert galera.conflict_rate_per_s([30.0, 10.0], [20.0, 20.0]) == pytest.approx(9.94996, 1e-5)
+
+
+def test_a_single_writer_never_conflicts():
+    assert galera.conflict_rate_per_s([500.0], [100.0]) == 0.0
+
+
+# -- send windows --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("size_bytes", "messages"),
+    [(0, 1.0), (1000, 1.0), (32_748, 1.0), (32_749, 2.0), (100_000, 4.0)],
+)
+def test_writesets_per_message_split_at_32_748_bytes(size_bytes, messages):
+    # 100,000 / 32,748 = 3.05 -> 4 messages.
+    assert galera.writesets_per_message(size_bytes) == messages
+
+
+def test_window_limit_is_window_over_the_commit_round():
+    # 4 messages per 10 ms round = 400/s; a 100 KB write set takes 4 messages: 100/s.
+    assert galera.window_limit_commits_per_s(4, 10.0, 1000) == pytest.approx(400.0)
+    assert galera.window_limit_commits_per_s(4, 10.0, 100_000) == pytest.approx(100.0)
+
+
+@pytest.mark.parametrize(
+    ("rate", "period_ms", "size", "min_window", "expected"),
+    [
+        (4000.0, 7.0, 1000, 16, 32),  # 4000 x 0.007 = 28 in flight -> 32
+        (6400.0, 10.0, 1000, 16, 64),  # 64 exactly: no rounding up
+        (3000.0, 10.0, 1000, 4, 32),  # 30 -> 32
+        (1000.0, 10.0, 1000, 16, 16),  # 10 -> 16, which is also the floor
+        (400.0, 10.0, 1000, 16, 16),  # 4 -> the floor of 16
+        (1000.0, 10.0, 100_000, 4, 64),  # 10 commits x 4 messages = 40 -> 64
+        (10.0, 10.0, 1000, 1, 1),  # 0.1 in flight -> at least one message
+    ],
+)
+def test_user_send_window_for_rounds_up_to_a_power_of_two(
+    rate, period_ms, size, min_window, expected
+):
+    assert galera.user_send_window_for(rate, period_ms, size, min_window) == expected
+
+
+def test_user_send_window_for_carries_the_rate_it_was_asked_for():
+    # The inverse: 28 in flight need 32, and 32 per 7 ms carry 4571/s >= 4000/s.
+    window = galera.user_send_window_for(4000.0, 7.0, 1000, 1)
+    assert galera.window_limit_commits_per_s(window, 7.0, 1000) == pytest.approx(32 / 0.007)
+    assert galera.window_limit_commits_per_s(window // 2, 7.0, 1000) < 4000.0
+
+
+# -- closed loop and lag ---------------------------------------------------------------------
+
+
+def test_closed_loop_without_a_cap():
+    # 10 clients, 10 ms baseline + 10 ms added = 20 ms each: 10 / 0.020 = 500/s.
+    rate, latency = galera.closed_loop(10, 10.0, 10.0)
+    assert rate == pytest.approx(500.0)
+    assert latency == pytest.approx(20.0)
+
+
+def test_closed_loop_uses_the_mean_latency_of_the_draws():
+    # Added 5 and 15 ms: latencies 15 and 25, mean 20 ms -> 500/s.
+    rate, latency = galera.closed_loop(10, 10.0, [5.0, 15.0])
+    assert rate == pytest.approx(500.0)
+    assert latency == pytest.approx([15.0, 25.0])
+
+
+def test_closed_loop_capped_stretches_latency_by_littles_law():
+    # Open rate 500/s capped at 250/s: latency x 2 = 40 ms, and 10 = 250/s x 0.040 s.
+    rate, latency = galera.closed_loop(10, 10.0, 10.0, cap_per_s=250.0)
+    assert rate == pytest.approx(250.0)
+    assert latency == pytest.approx(40.0)
+
+
+def test_async_lag_is_half_a_round_trip_plus_apply():
+    # 80 / 2 + 1 = 41 ms; with no apply time 40 ms.
+    assert galera.async_lag_ms(80.0) == pytest.approx(41.0)
+    assert galera.async_lag_ms(80.0, apply_ms=0.0) == pytest.approx(40.0)

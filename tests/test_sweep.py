@@ -1,0 +1,154 @@
+"""advisor.sweep.grid: ranges, the contract with the full analysis, flips and rule overrides."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from advisor.analysis import analyse
+from advisor.errors import AdvisorError
+from advisor.inputs.loading import parse_topology
+from advisor.recommendation import recommend
+from advisor.sweep.grid import parse_range, sweep
+
+EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*/topology.yaml"))
+
+
+def two_sites(*, slo_p99=20, lan="0.2", hot_rows=""):
+    """3 + 3 nodes 10 ms apart, one LAN value, segments off.
+
+    With LAN 0.2: commit 11.1174 ms (a -> b (10.0174 - 5) -> b' (0.1) -> a (5) + 1),
+    alone at a site 1.3017 ms.
+    """
+    return parse_topology(
+        textwrap.dedent(
+            f"""
+            name: two
+            requirements: {{survive: node, commit_latency_ms: {{p99: {slo_p99}}}}}
+            sites:
+              - {{name: a, lan_rtt_ms: {lan}}}
+              - {{name: b, lan_rtt_ms: {lan}}}
+            links:
+              - {{sites: [a, b], measurements: [{{method: icmp, samples_ms: [10.0]}}]}}
+            galera: {{provider_options: {{gmcast.segment: 0}}}}
+            workload: {{hot_rows: [{hot_rows}]}}
+            """
+        )
+    )
+
+
+# -- parse_range ---------------------------------------------------------------------------
+
+
+def test_a_range_has_200_points_by_default():
+    grid = parse_range("0:100")
+    assert grid.shape == (200,)
+    assert (grid[0], grid[-1]) == (0.0, 100.0)
+
+
+def test_a_range_with_a_count():
+    assert parse_range("10:20:3").tolist() == [10.0, 15.0, 20.0]
+
+
+@pytest.mark.parametrize(
+    "text", ["5", "a:b", "10:5", "5:5", "-1:5", "0:10:1", "0:inf", "0:nan", "0:10:2:3", ""]
+)
+def test_a_bad_range_is_refused_with_the_expected_form(text):
+    with pytest.raises(AdvisorError, match=r"--range must be A:B or A:B:N .* got"):
+        parse_range(text)
+
+
+def test_an_unknown_variable_is_refused():
+    with pytest.raises(AdvisorError, match="unknown sweep variable 'latency'"):
+        sweep(analyse(two_sites()), "latency", [1.0])
+
+
+def test_a_rate_sweep_needs_hot_rows():
+    with pytest.raises(AdvisorError, match=r"no workload\.hot_rows"):
+        sweep(analyse(two_sites()), "hot-row-rate", [1.0])
+
+
+# -- the contract with the analysis --------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.parent.name)
+def test_at_todays_rtt_the_sweep_chooses_what_the_analysis_chose(path):
+    analysis = analyse(path)
+    result = sweep(analysis, "rtt", [analysis.worst_link_p50_ms])
+    assert result.current == analysis.worst_link_p50_ms
+    assert result.architectures[result.chosen[0]] == analysis.chosen.architecture
+
+
+# -- flips ---------------------------------------------------------------------------------
+
+
+def test_single_cluster_stops_being_viable_past_the_scaled_slo():
+    # (20 - 1.3017) / (11.1174 - 1.3017) x 10 ms = 19.05 ms: on a 0.1 ms grid the last
+    # viable point is 19.0, the first beyond 19.1; per_site_clusters (viable, 2 clusters)
+    # takes over there.
+    result = sweep(analyse(two_sites()), "rtt", parse_range("0:40:401"))
+    assert result.viability_changes() == [(pytest.approx(19.1), "single_cluster", False)]
+    assert result.flips() == [
+        (pytest.approx(19.1), "single_cluster", "per_site_clusters"),
+    ]
+
+
+def test_a_known_example_flips_where_the_hot_row_fills_up():
+    # paris-frankfurt, single_cluster: commit p50 15.5174 ms at 14.0623 ms, paris-1 alone
+    # 1.3015 ms. "inventory sku=1001" at 150/s needs p50 < 1000 / 150 = 6.6667 ms:
+    # (6.6667 - 1.3015) / (15.5174 - 1.3015) = 0.37741, x 14.0623 = 5.307 ms. The SLO
+    # (p99 8 ms) allows up to 6.04 ms. So single_cluster is viable to 5.3 on a 0.1 ms grid,
+    # and grouped_clusters (viable throughout) takes over from 5.4.
+    path = next(p for p in EXAMPLES if p.parent.name == "paris-frankfurt")
+    result = sweep(analyse(path), "rtt", parse_range("0:28:281"))
+    assert result.viability_changes() == [(pytest.approx(5.4), "single_cluster", False)]
+    assert result.flips() == [(pytest.approx(5.4), "single_cluster", "grouped_clusters")]
+    # what_would_change says the same with the same arithmetic: 5.31 ms.
+    assert recommend(path).what_would_change[0].value == pytest.approx(5.31)
+
+
+def test_a_hot_row_rate_sweep_flips_at_callaghans_bound():
+    # Row "h" written at a and b: single_cluster holds it while rate x 11.1174 ms < 1, i.e.
+    # below 1000 / 11.1174 = 89.95/s; per_site_clusters splits it (a blocker of cost 1),
+    # cheaper than HOT-ROW-RATE (cost 3) once both are blocked.
+    analysis = analyse(two_sites(hot_rows='{name: "h", updates_per_s: 40}'))
+    result = sweep(analysis, "hot-row-rate", parse_range("0:200:201"))
+    assert result.current == 40.0
+    assert result.viability_changes() == [(90.0, "single_cluster", False)]
+    assert result.flips() == [(90.0, "single_cluster", "per_site_clusters")]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the sweep scales each percentile beyond the LAN commit at that percentile (LAN "
+    "p99 4.0 ms here) while what_would_change scales beyond the LAN p50 (1.33 ms): 19.96 ms "
+    "against 17.47 ms for the same limit; the full engine puts it at 17.98 ms",
+)
+def test_the_sweep_and_what_would_change_agree_on_the_slo_limit():
+    # LAN p50 0.2, p99 2.0 ms: single_cluster's commit p99 is 10 + 1.0174 + 1.0 = 12.0174.
+    loaded = two_sites(lan="{p50: 0.2, p99: 2.0}")
+    (change,) = recommend(loaded).what_would_change
+    result = sweep(analyse(loaded), "rtt", parse_range("0:40:4001"))
+    ((where, option, viable),) = result.viability_changes()
+    assert (option, viable) == ("single_cluster", False)
+    assert where == pytest.approx(change.value, abs=0.02)
+
+
+# -- rule overrides ------------------------------------------------------------------------
+
+
+def test_a_rule_downgraded_to_warning_no_longer_blocks_along_the_sweep(tmp_path):
+    overrides = tmp_path / "rules"
+    overrides.mkdir()
+    (overrides / "COMMIT-LATENCY-SLO.yaml").write_text(
+        "id: COMMIT-LATENCY-SLO\nseverity: warning\n", encoding="utf-8"
+    )
+    analysis = analyse(two_sites(), rules_dirs=[overrides])
+    result = sweep(analysis, "rtt", parse_range("0:40:401"))
+    # Past 19.05 ms the SLO breaks, but as a warning: single_cluster stays viable and chosen.
+    assert result.viable[result.architectures.index("single_cluster")].all()
+    assert result.flips() == []
+    assert set(np.asarray(result.architectures)[result.chosen]) == {"single_cluster"}
