@@ -1,4 +1,5 @@
-"""The vendored calibration data matches the team's shared copy, when it is beside us."""
+"""The vendored calibration data and FORMAT.md match the team's shared copies, when they are
+beside us."""
 
 from pathlib import Path
 
@@ -22,3 +23,10 @@ def test_vendored_calibration_exists():
         "field-data.yaml",
         "lab-galera.yaml",
     }
+
+
+def test_vendored_format_contract_is_current():
+    shared = REPO.parent / "shared" / "FORMAT.md"
+    if not shared.is_file():
+        pytest.skip("no ../shared/FORMAT.md beside this checkout")
+    assert (REPO / "FORMAT.md").read_bytes() == shared.read_bytes(), f"copy {shared} to FORMAT.md"

@@ -90,7 +90,7 @@ def site_options(ctx: PlanContext, site: str, segment: int, spans: bool) -> list
                 reason=(
                     f"one segment per site ({site} is segment {segment}): a write set crosses "
                     "the WAN once per remote segment and is relayed inside it, at the cost of "
-                    "up to two LAN hops per commit (galera.md 1f)"
+                    "up to two LAN hops per commit (Galera parameters: gmcast.segment)"
                 )
                 + _was(ctx, "gmcast.segment"),
             )
@@ -103,7 +103,7 @@ def site_options(ctx: PlanContext, site: str, segment: int, spans: bool) -> list
                 value=weight,
                 reason=(
                     f"weight of site {site} in topology.yaml: quorum counts each node here "
-                    f"{weight} times (galera.md 1g)"
+                    f"{weight} times (Galera parameters: pc.weight)"
                 ),
             )
         )
@@ -147,7 +147,7 @@ def _windows(ctx: PlanContext, cluster: ClusterEval) -> list[Setting]:
             f"replicates at most {cluster.window_limit_commits_per_s:.0f} commits/s at a "
             f"{cluster.safe_period_ms:.1f} ms commit round, short of the peak "
             f"{peak:g}/s times the rule's headroom; this window "
-            "carries it, rounded up to a power of two (galera.md 1a)"
+            "carries it, rounded up to a power of two (Galera parameters: evs.user_send_window)"
         )
     elif commits is None:
         send, user = _VENDOR_WAN_SEND_WINDOW, _VENDOR_WAN_SEND_WINDOW // 2
@@ -168,7 +168,7 @@ def _windows(ctx: PlanContext, cluster: ClusterEval) -> list[Setting]:
             name="evs.send_window",
             value=send,
             reason="twice the user window: Codership advises user_send_window about half "
-            "of send_window; the backlog drains with this one (galera.md 1a)"
+            "of send_window; the backlog drains with this one (Galera parameters: evs.send_window)"
             + _was(ctx, "evs.send_window"),
         ),
         Setting(
@@ -264,7 +264,8 @@ def _recv_buffer(ctx: PlanContext, cluster: ClusterEval) -> list[Setting]:
             value=max(size, 212_992),
             reason=(
                 f"Galera {version[0]}.{version[1]} pins the receive buffer at 212992 bytes "
-                "(automatic from 25.3.29 / 26.4.5, galera.md 1e); this covers the bandwidth-"
+                "(automatic from 25.3.29 / 26.4.5, codership/galera#552); this covers the "
+                "bandwidth-"
                 f"delay product of {worst.sites[0]}-{worst.sites[1]} "
                 f"({worst.effective_bandwidth_mbps:g} Mbit/s x {rtt:.1f} ms p99) with Linux "
                 "advertising half the buffer"
@@ -279,7 +280,7 @@ def _flow_control(ctx: PlanContext) -> list[Setting]:
     name = "gcs.fc_single_primary" if modern else "gcs.fc_master_slave"
     one_writer = (
         "one writer per cluster (ProxySQL max_writers=1): Codership KB 'Single Master "
-        "Setup' recipe 256 / 0.99 / YES (galera.md 1d)"
+        "Setup' recipe 256 / 0.99 / YES"
     )
     return [
         Setting(
@@ -376,7 +377,8 @@ def async_server_settings(ctx: PlanContext, index: int, incoming: int) -> list[S
         name="server_id",
         value=cluster_id,
         reason="the same on every node of a cluster and different between clusters, so a "
-        "transaction coming back to its own cluster is skipped (galera.md 5a)",
+        "transaction coming back to its own cluster is skipped (MariaDB docs: Galera and MariaDB "
+        "replication)",
     )
     if ctx.flavor == "mariadb":
         settings = [
@@ -477,7 +479,7 @@ def garbd_plan(
         Setting(
             name="gmcast.segment",
             value=segment,
-            reason=f"the arbitrator's own segment at {site} (galera.md 1f)",
+            reason=f"the arbitrator's own segment at {site} (Galera parameters: gmcast.segment)",
         ),
         *(o for o in common if not o.name.startswith("repl.")),
     ]
@@ -498,12 +500,13 @@ def garbd_plan(
             name="GALERA_OPTIONS",
             value=text,
             reason="the nodes' provider options except repl.* (garbd accepts every other "
-            "one), with the arbitrator's own segment (galera.md 1g)",
+            "one), with the arbitrator's own segment (Galera docs: Galera Arbitrator)",
         ),
     ]
     why = (
         f"quorum: without a third vote, losing a site or the link leaves no primary "
         f"component; garbd at {site} votes, receives every write set and adds about "
-        f"{cluster.arbitrator_cost_ms:.1f} ms to the worst commit p50 (galera.md 1g)"
+        f"{cluster.arbitrator_cost_ms:.1f} ms to the worst commit p50 (Galera docs: Galera "
+        "Arbitrator)"
     )
     return GarbdPlan(site=site, host=f"{site}-garbd", file=file, settings=settings, reason=why)

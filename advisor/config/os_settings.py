@@ -96,7 +96,8 @@ def _slow_start(ctx: PlanContext, wan: list[LinkEvidence]) -> Setting:
 
     why = (
         "Linux restarts a connection idle longer than one RTO from the initial window of "
-        "10 segments (DOMAIN.md section 2); Galera links idle between bursts of writes"
+        "10 segments (RFC 6928; Linux ip-sysctl docs, tcp_slow_start_after_idle); Galera links "
+        "idle between bursts of writes"
     )
     if wan:
         worst = max(wan, key=lambda link: float(link.rtt.quantile(0.5)))

@@ -97,7 +97,8 @@ def _server_row(plan: ClusterPlan, site: str, host: str) -> Row:
                 "weight",
                 weight,
                 why + " (ProxySQL orders writers by weight, then hostname, "
-                "galera.md 5c; Percona proxysql-admin uses 1,000,000 against 1,000)",
+                "ProxySQL docs: mysql_galera_hostgroups; Percona proxysql-admin uses 1,000,000 "
+                "against 1,000)",
             ),
             _col("comment", f"{plan.name} @ {site}", "cluster and site, for people"),
         ],
@@ -126,7 +127,8 @@ def _galera_row(plan: ClusterPlan) -> Row:
                 "max_writers",
                 1,
                 "one writer per cluster: no certification conflicts between "
-                "its nodes, and Codership's single-writer flow control applies (galera.md 5c)",
+                "its nodes, and Codership's single-writer flow control applies (ProxySQL docs: "
+                "mysql_galera_hostgroups)",
             ),
             _col(
                 "writer_is_also_reader",

@@ -107,7 +107,7 @@ def _channel(
                 name="SOURCE_CONNECTION_AUTO_FAILOVER",
                 value=1,
                 reason="move the channel to another source node when this one fails "
-                "(MySQL 8.0.23+, galera.md 5b)",
+                "(MySQL 8.0.23+, MySQL docs: asynchronous connection failover)",
             ),
             Setting(
                 name="SOURCE_RETRY_COUNT",
@@ -178,7 +178,7 @@ def _async_notes(ctx: PlanContext, variant: Variant, both_ways: bool) -> list[st
         notes.append(
             "MariaDB has no automatic source failover for a channel: if the source "
             "or the replica node fails, point the channel at another node (by hand, "
-            "or with Percona's replication_manager.sh, galera.md 5b)."
+            "or with Percona's replication_manager.sh)."
         )
     else:
         notes.append(

@@ -12,8 +12,7 @@
 -- Both clusters take writes: each row must be written in one cluster only (its owner site), or
 --   the clusters diverge silently.
 -- MariaDB has no automatic source failover for a channel: if the source or the replica node
---   fails, point the channel at another node (by hand, or with Percona's replication_manager.sh,
---   galera.md 5b).
+--   fails, point the channel at another node (by hand, or with Percona's replication_manager.sh).
 
 -- ==== Channel from_frankfurt: cluster frankfurt -> cluster paris ====
 -- cluster frankfurt has writers: its commits reach cluster paris through this channel, run on

@@ -41,7 +41,8 @@ CHANGE REPLICATION SOURCE TO
   SOURCE_SSL = 1,
   -- GTID auto-positioning: required for connection failover
   SOURCE_AUTO_POSITION = 1,
-  -- move the channel to another source node when this one fails (MySQL 8.0.23+, galera.md 5b)
+  -- move the channel to another source node when this one fails (MySQL 8.0.23+, MySQL docs:
+  --   asynchronous connection failover)
   SOURCE_CONNECTION_AUTO_FAILOVER = 1,
   -- 3 tries 10 s apart before failing over (MySQL manual's suggestion; the default retries one
   --   source for 60 days)
@@ -82,7 +83,8 @@ CHANGE REPLICATION SOURCE TO
   SOURCE_SSL = 1,
   -- GTID auto-positioning: required for connection failover
   SOURCE_AUTO_POSITION = 1,
-  -- move the channel to another source node when this one fails (MySQL 8.0.23+, galera.md 5b)
+  -- move the channel to another source node when this one fails (MySQL 8.0.23+, MySQL docs:
+  --   asynchronous connection failover)
   SOURCE_CONNECTION_AUTO_FAILOVER = 1,
   -- 3 tries 10 s apart before failing over (MySQL manual's suggestion; the default retries one
   --   source for 60 days)

@@ -15,13 +15,15 @@
 --   hostname = virginia-db1: placeholder
 --   port = 3306: the MySQL port
 --   weight = 1000000: the cluster's one writer: the highest weight wins (ProxySQL orders writers
---     by weight, then hostname, galera.md 5c; Percona proxysql-admin uses 1,000,000 against 1,000)
+--     by weight, then hostname, ProxySQL docs: mysql_galera_hostgroups; Percona proxysql-admin
+--     uses 1,000,000 against 1,000)
 --   comment = virginia @ virginia: cluster and site, for people
 INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
   VALUES (10, 'virginia-db1', 3306, 1000000, 'virginia @ virginia');
 -- node of cluster virginia at site virginia
 --   weight = 100000: next writer if the writer fails: same site (ProxySQL orders writers by
---     weight, then hostname, galera.md 5c; Percona proxysql-admin uses 1,000,000 against 1,000)
+--     weight, then hostname, ProxySQL docs: mysql_galera_hostgroups; Percona proxysql-admin uses
+--     1,000,000 against 1,000)
 INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
   VALUES (10, 'virginia-db2', 3306, 100000, 'virginia @ virginia');
 -- node of cluster virginia at site virginia
@@ -47,7 +49,7 @@ INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
 --   offline_hostgroup = 13: nodes out of the primary component, desynced or not synced
 --   active = 1: ProxySQL manages these hostgroups from the nodes' wsrep state
 --   max_writers = 1: one writer per cluster: no certification conflicts between its nodes, and
---     Codership's single-writer flow control applies (galera.md 5c)
+--     Codership's single-writer flow control applies (ProxySQL docs: mysql_galera_hostgroups)
 --   writer_is_also_reader = 2: only backup writers serve reads, the writer keeps its capacity
 --     for writes (proxysql-admin default; ProxySQL PR #3187 fixed nodes vanishing in this mode:
 --     use a recent ProxySQL)
