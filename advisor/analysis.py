@@ -17,7 +17,7 @@ from advisor import verdict
 from advisor.engine.evaluator import Evaluator
 from advisor.engine.evidence import LinkEvidence, gather_links
 from advisor.engine.grouping import best_partition
-from advisor.engine.metrics import Option, Percentiles
+from advisor.engine.metrics import ClusterEval, Option, Percentiles
 from advisor.engine.workload import WritesetSizes, writeset_sizes
 from advisor.errors import AdvisorError
 from advisor.inputs.loading import LoadedTopology, load_topology
@@ -89,6 +89,11 @@ class Analysis:
             (float(link.rtt.quantile(0.5)) for link in self.links if set(link.sites) <= data),
             default=0.0,
         )
+
+    def lan_base_ms(self, cluster: ClusterEval) -> Percentiles:
+        """The LAN part of a cluster's commits: a cluster inside its first writing site (its
+        first site when none writes) alone. What the first-order RTT scaling keeps fixed."""
+        return self.lan_commit_ms[cluster.writers[0] if cluster.writers else cluster.sites[0]]
 
     def link(self, a: str, b: str) -> LinkEvidence:
         """The evidence of the pair ``a``-``b``, in either order."""

@@ -54,7 +54,6 @@ def build_recommendation(analysis: Analysis) -> Recommendation:
     topology = analysis.topology
     chosen, options, findings = analysis.chosen, analysis.options, analysis.findings
     sizes = analysis.writeset_bytes
-    lan = [analysis.lan_commit_ms[s]["p50"] for s in analysis.writing_sites] or [0.0]
     return Recommendation(
         topology=topology.name,
         architecture=chosen.architecture,
@@ -66,9 +65,19 @@ def build_recommendation(analysis: Analysis) -> Recommendation:
         hot_rows=_hot_rows(options),
         options=[_option_report(o, findings) for o in options],
         what_would_change=verdict.what_would_change(
-            topology, options, findings, max(lan), analysis.worst_link_p50_ms
+            topology,
+            options,
+            findings,
+            _single_cluster_lan_p50_ms(analysis),
+            analysis.worst_link_p50_ms,
+            analysis.rules["HOT-ROW-RATE"].parameters["max_utilisation"],
         ),
     )
+
+
+def _single_cluster_lan_p50_ms(analysis: Analysis) -> float:
+    single = next((o for o in analysis.options if o.architecture == "single_cluster"), None)
+    return analysis.lan_base_ms(single.clusters[0])["p50"] if single else 0.0
 
 
 def _with_arbitrators(option: Option) -> list[tuple[str, ...]]:

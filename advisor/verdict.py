@@ -10,7 +10,16 @@ at every point of its grid.
 
 from __future__ import annotations
 
-__all__ = ["blockers", "choose", "rank", "remedy_cost", "summary", "what_would_change"]
+__all__ = [
+    "blockers",
+    "choose",
+    "rank",
+    "remedy_cost",
+    "scale_at_limit",
+    "scaled_latency_ms",
+    "summary",
+    "what_would_change",
+]
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -141,12 +150,16 @@ def what_would_change(
     findings: Sequence[Finding],
     lan_commit_p50_ms: float,
     worst_link_p50_ms: float,
+    max_utilisation: float = 1.0,
 ) -> list[WhatIf]:
     """Thresholds at which single_cluster becomes viable or stops being so.
 
     Commit latency beyond the LAN part scales about linearly with the inter-site round
-    trips, so the limits of the latency rules (commit SLO, Callaghan's bound) translate
-    into a scale factor on every inter-site RTT, hence into a worst-link RTT and a distance.
+    trips (:func:`scaled_latency_ms`), so the limits of the latency rules (commit SLO, a hot
+    row's utilisation under HOT-ROW-RATE's ``max_utilisation``) translate into a scale factor
+    on every inter-site RTT, hence into a worst-link RTT and a distance. ``lan_commit_p50_ms``
+    is the cluster's LAN commit (:meth:`advisor.analysis.Analysis.lan_base_ms`), the same
+    base the sweep scales from.
     """
     single = next((o for o in options if o.architecture == "single_cluster"), None)
     if single is None or len(single.groups[0]) < 2 or not single.commit_latency_ms:
@@ -155,12 +168,13 @@ def what_would_change(
     limits: list[tuple[float, str]] = []
     slo = topology.requirements.commit_latency_ms
     for key, limit in (slo.given() if slo else {}).items():
-        limits.append((_scale(limit, commit[key], lan_commit_p50_ms), f"commit {key} {limit:g} ms"))
+        factor = scale_at_limit(limit, commit[key], lan_commit_p50_ms)
+        limits.append((factor, f"commit {key} {limit:g} ms"))
     for row in single.hot_rows:
-        limit_ms = 1000.0 / row.row.updates_per_s
+        limit_ms = max_utilisation * 1000.0 / row.row.updates_per_s
         limits.append(
             (
-                _scale(limit_ms, row.commit_ms["p50"], lan_commit_p50_ms),
+                scale_at_limit(limit_ms, row.commit_ms["p50"], lan_commit_p50_ms),
                 f'hot row "{row.row.name}" at {row.row.updates_per_s:g}/s',
             )
         )
@@ -219,8 +233,21 @@ def _distance_for(rtt_ms: float) -> str:
     return f"on a typical fibre path that is about {km:.0f} km (at best {at_best:.0f} km)"
 
 
-def _scale(limit_ms: float, predicted_ms: float, lan_ms: float) -> float:
-    """RTT scale factor at which ``predicted`` (linear beyond ``lan``) reaches ``limit``."""
+def scaled_latency_ms(
+    predicted_ms: npt.ArrayLike, lan_ms: float, scale: npt.ArrayLike
+) -> npt.NDArray[np.float64]:
+    """A latency whose part beyond the LAN commit scales with every inter-site RTT [ms].
+
+    The first-order model of :func:`what_would_change` and the sweep: the LAN part (local
+    work, relay hops) stays, the rest grows with the scale factor on the round trips.
+    """
+    predicted = np.asarray(predicted_ms, dtype=float)
+    return np.asarray(lan_ms + (predicted - lan_ms) * np.asarray(scale, dtype=float))
+
+
+def scale_at_limit(limit_ms: float, predicted_ms: float, lan_ms: float) -> float:
+    """The RTT scale factor at which :func:`scaled_latency_ms` of ``predicted`` reaches
+    ``limit`` (infinite when nothing of it scales)."""
     wan = predicted_ms - lan_ms
     if wan <= 0:
         return float("inf")

@@ -121,12 +121,6 @@ def test_a_hot_row_rate_sweep_flips_at_callaghans_bound():
     assert result.flips() == [(90.0, "single_cluster", "per_site_clusters")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the sweep scales each percentile beyond the LAN commit at that percentile (LAN "
-    "p99 4.0 ms here) while what_would_change scales beyond the LAN p50 (1.33 ms): 19.96 ms "
-    "against 17.47 ms for the same limit; the full engine puts it at 17.98 ms",
-)
 def test_the_sweep_and_what_would_change_agree_on_the_slo_limit():
     # LAN p50 0.2, p99 2.0 ms: single_cluster's commit p99 is 10 + 1.0174 + 1.0 = 12.0174.
     loaded = two_sites(lan="{p50: 0.2, p99: 2.0}")

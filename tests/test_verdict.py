@@ -176,7 +176,7 @@ def test_summary_of_a_non_viable_choice_says_what_would_make_it_viable():
     ],
 )
 def test_scale_is_the_wan_part_that_fits_under_the_limit(limit, predicted, lan, factor):
-    assert verdict._scale(limit, predicted, lan) == pytest.approx(factor)
+    assert verdict.scale_at_limit(limit, predicted, lan) == pytest.approx(factor)
 
 
 def two_sites(slo_p99, hot_rows=""):

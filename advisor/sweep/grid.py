@@ -164,17 +164,14 @@ def _judge(
     return _commit_p50(option, lan, grid.rtt_scale), cost
 
 
-def _scaled(base: float, now: float, scale: FloatArray) -> FloatArray:
-    """A latency whose part beyond the LAN commit ``base`` scales with the WAN RTTs."""
-    return base + (now - base) * scale
-
-
 def _commit_p50(option: Option, lan: Sequence[Percentiles], scale: FloatArray) -> FloatArray:
     commit_p50 = np.zeros_like(scale)
     for index, cluster in enumerate(option.clusters):
         for site in cluster.writers:
             now = cluster.commit_percentiles(site)
-            commit_p50 = np.maximum(commit_p50, _scaled(lan[index]["p50"], now["p50"], scale))
+            commit_p50 = np.maximum(
+                commit_p50, verdict.scaled_latency_ms(now["p50"], lan[index]["p50"], scale)
+            )
     return commit_p50
 
 
@@ -192,7 +189,9 @@ def _slo_ok(
         for site in cluster.writers:
             now = cluster.commit_percentiles(site)
             for key, limit in (slo.given() if slo else {}).items():
-                ok &= _scaled(lan[index][key], now[key], grid.rtt_scale) <= limit
+                ok &= (
+                    verdict.scaled_latency_ms(now[key], lan[index]["p50"], grid.rtt_scale) <= limit
+                )
     return ok
 
 
@@ -206,7 +205,9 @@ def _rows_ok(
     """HOT-ROW-RATE, vectorised: each row's utilisation below the rule's limit."""
     ok = np.ones(grid.rtt_scale.shape, dtype=bool)
     for row in option.hot_rows:
-        p50 = _scaled(lan[row.cluster]["p50"], row.commit_ms["p50"], grid.rtt_scale)
+        p50 = verdict.scaled_latency_ms(
+            row.commit_ms["p50"], lan[row.cluster]["p50"], grid.rtt_scale
+        )
         ok &= row.row.updates_per_s * grid.rate_scale * p50 / 1000.0 < params["max_utilisation"]
     return ok
 
@@ -235,8 +236,5 @@ REJUDGED = {
 
 
 def _lan_commit(analysis: Analysis, option: Option) -> list[Percentiles]:
-    """Each cluster's commit percentiles without a WAN part: a LAN cluster at its first site."""
-    return [
-        analysis.lan_commit_ms[cluster.writers[0] if cluster.writers else cluster.sites[0]]
-        for cluster in option.clusters
-    ]
+    """Each cluster's LAN commit, which the first-order scaling keeps fixed."""
+    return [analysis.lan_base_ms(cluster) for cluster in option.clusters]
