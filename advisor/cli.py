@@ -11,11 +11,12 @@ __all__ = ["app", "main"]
 
 import functools
 from collections.abc import Callable
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Literal, NoReturn
 
 import typer
+
+from advisor.vocabulary import SEVERITIES, Architecture, ReportFormat, SweepFormat, SweepVariable
 
 if TYPE_CHECKING:
     from advisor.inputs.loading import LoadedTopology
@@ -32,33 +33,8 @@ EXIT_CHECK_FAILED = 1
 EXIT_BAD_INPUT = 2
 
 
-class OutputFormat(StrEnum):
-    text = "text"
-    json = "json"
-    markdown = "markdown"
-
-
-class Architecture(StrEnum):
-    single_cluster = "single_cluster"
-    per_site_clusters = "per_site_clusters"
-    grouped_clusters = "grouped_clusters"
-
-
-class FailOn(StrEnum):
-    blocker = "blocker"
-    warning = "warning"
-
-
-class Variable(StrEnum):
-    rtt = "rtt"
-    distance = "distance"
-    hot_row_rate = "hot-row-rate"
-
-
-class SweepFormat(StrEnum):
-    text = "text"
-    json = "json"
-    csv = "csv"
+# What --fail-on accepts: a finding at least this severe fails the check.
+FailOn = Literal["blocker", "warning"]
 
 
 def _load(path: Path, root: Path | None, max_file_mb: float) -> LoadedTopology:
@@ -127,7 +103,7 @@ RulesOpt = Annotated[
 @_command()
 def recommend(
     files: FilesArg,
-    output_format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.text,
+    output_format: Annotated[ReportFormat, typer.Option("--format", "-f")] = "text",
     require: Annotated[
         Architecture | None,
         typer.Option("--require", help="Exit 1 unless this architecture is recommended."),
@@ -149,16 +125,15 @@ def recommend(
     results = [
         run(_load(path, measurements_root, max_file_mb), rules_dirs=rules or ()) for path in files
     ]
-    typer.echo(render_recommendations(results, output_format.value, width=_width()))
+    typer.echo(render_recommendations(results, output_format, width=_width()))
     problems = []
     for path, result in zip(files, results, strict=True):
-        if require is not None and result.architecture != require.value:
+        if require is not None and result.architecture != require:
             problems.append(
-                f"{path}: --require {require.value} did not hold: "
-                f"{result.architecture} is recommended"
+                f"{path}: --require {require} did not hold: {result.architecture} is recommended"
             )
         if fail_on is not None:
-            severities = {"blocker"} if fail_on is FailOn.blocker else {"blocker", "warning"}
+            severities = SEVERITIES[: SEVERITIES.index(fail_on) + 1]
             hits = sorted(
                 {
                     f.rule
@@ -167,7 +142,7 @@ def recommend(
                 }
             )
             if hits:
-                problems.append(f"{path}: --fail-on {fail_on.value}: {', '.join(hits)}")
+                problems.append(f"{path}: --fail-on {fail_on}: {', '.join(hits)}")
     for problem in problems:
         typer.echo(f"advisor: {problem}", err=True)
     if problems:
@@ -259,11 +234,11 @@ def rules_command(
 @_command()
 def sweep(
     file: FileArg,
-    vary: Annotated[Variable, typer.Option("--vary", help="The quantity to vary.")],
+    vary: Annotated[SweepVariable, typer.Option("--vary", help="The quantity to vary.")],
     value_range: Annotated[
         str, typer.Option("--range", help="A:B, or A:B:N for N points (default 200).")
     ],
-    output_format: Annotated[SweepFormat, typer.Option("--format", "-f")] = SweepFormat.text,
+    output_format: Annotated[SweepFormat, typer.Option("--format", "-f")] = "text",
     chart: Annotated[
         Path | None, typer.Option("--chart", help="Also write the chart as an SVG file.")
     ] = None,
@@ -279,8 +254,8 @@ def sweep(
 
     grid = parse_range(value_range)
     loaded = _load(file, measurements_root, max_file_mb)
-    result = run(analyse(loaded, rules_dirs=rules or ()), vary.value, grid)
-    typer.echo(render_sweep(result, output_format.value, width=_width()))
+    result = run(analyse(loaded, rules_dirs=rules or ()), vary, grid)
+    typer.echo(render_sweep(result, output_format, width=_width()))
     if chart is not None:
         from advisor.safe_write import write_files
 

@@ -10,9 +10,13 @@ from __future__ import annotations
 __all__ = [
     "ARCHITECTURES",
     "SEVERITIES",
+    "SWEEP_UNITS",
     "Architecture",
     "ArchitectureWords",
+    "ReportFormat",
     "Severity",
+    "SweepFormat",
+    "SweepVariable",
     "severity_rank",
 ]
 
@@ -24,6 +28,12 @@ Severity = Literal["blocker", "warning", "info"]
 
 #: Most severe first: the order of reports and of ``--fail-on``.
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
+
+ReportFormat = Literal["text", "json", "markdown"]
+SweepFormat = Literal["text", "json", "csv"]
+SweepVariable = Literal["rtt", "distance", "hot-row-rate"]
+#: The unit of each quantity a sweep can vary.
+SWEEP_UNITS: dict[SweepVariable, str] = {"rtt": "ms", "distance": "km", "hot-row-rate": "1/s"}
 
 
 @dataclass(frozen=True)

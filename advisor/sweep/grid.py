@@ -31,9 +31,10 @@ from advisor.analysis import Analysis
 from advisor.engine.metrics import Option, Percentiles
 from advisor.errors import AdvisorError
 from advisor.model import physics
+from advisor.vocabulary import SWEEP_UNITS
 
 FloatArray = npt.NDArray[np.float64]
-VARIABLES = {"rtt": "ms", "distance": "km", "hot-row-rate": "1/s"}
+VARIABLES = SWEEP_UNITS
 
 
 @dataclass(frozen=True)
