@@ -3,19 +3,26 @@
 :func:`analyse` runs every stage and returns an :class:`Analysis`: frozen, plain data that
 carries what every consumer needs (the recommendation, configuration, documents, sweeps), so
 none of them evaluates clusters again.
+
+Where a pair nobody measured can enter an option, the stages after the evidence run twice
+more, with every estimated link at the low and at the high end of its range
+(:class:`~advisor.engine.evidence.RttEstimate`), to say whether the verdict holds over the
+range (rule ESTIMATE-FLIPS-VERDICT). Only the verdict is kept from those runs, and they use
+the first ``SCREEN_DRAWS`` Monte Carlo draws (the grouping search's screen): an end whose
+verdict sits within Monte Carlo noise of a threshold may go either way.
 """
 
 from __future__ import annotations
 
-__all__ = ["SCREEN_DRAWS", "Analysis", "analyse"]
+__all__ = ["AFTER_VERDICT", "SCREEN_DRAWS", "Analysis", "analyse", "verdict_label"]
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from advisor import verdict
 from advisor.engine.evaluator import Evaluator
-from advisor.engine.evidence import LinkEvidence, gather_links
+from advisor.engine.evidence import LinkEvidence, RttEstimate, gather_links
 from advisor.engine.grouping import best_partition
 from advisor.engine.metrics import ClusterEval, Option, Percentiles
 from advisor.engine.workload import WritesetSizes, writeset_sizes
@@ -35,6 +42,11 @@ SCREEN_DRAWS = 2_000
 # The scopes of the rules that judge one candidate group as a cluster on its own.
 LOCAL_SCOPES: tuple[Scope, ...] = ("cluster", "hot_row")
 CROSS_SCOPES: tuple[Scope, ...] = ("cross_cluster",)
+# The scopes whose findings can block an option: all the verdict of a range's end needs.
+OPTION_SCOPES: tuple[Scope, ...] = (*LOCAL_SCOPES, *CROSS_SCOPES)
+# Rules that read the verdict at the ends of the estimates (Context.estimate_ends): judged
+# after the verdict, which they cannot change (link findings belong to no option).
+AFTER_VERDICT = ("ESTIMATE-FLIPS-VERDICT",)
 
 
 @dataclass(frozen=True)
@@ -63,6 +75,10 @@ class Analysis:
         Every rule that fired, under every option.
     chosen
         The recommended option (:func:`advisor.verdict.choose`).
+    estimate_ends
+        The recommendation (:func:`verdict_label`) with every estimated link at the ``low``
+        end, the ``estimate`` and the ``high`` end of its range; empty when no estimated
+        link can enter an option.
     """
 
     loaded: LoadedTopology
@@ -76,6 +92,7 @@ class Analysis:
     options: tuple[Option, ...]
     findings: tuple[Finding, ...]
     chosen: Option
+    estimate_ends: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def topology(self) -> Topology:
@@ -122,16 +139,15 @@ def analyse(topology: LoadedTopology | str | Path, *, rules_dirs: Iterable[Path]
     rules = load_rules(rules_dirs)
     links = tuple(gather_links(loaded))
     sizes = writeset_sizes(loaded.topology)
-    evaluator = Evaluator(loaded.topology, links, writeset_bytes=sizes)
-    screen = Evaluator(loaded.topology, links, writeset_bytes=sizes, draws=SCREEN_DRAWS)
-    base = Context(
-        topology=loaded.topology,
-        links=links,
-        writeset_p50_bytes=sizes.p50_bytes,
-        provider_options=evaluator.options,
-    )
-    options = tuple(_candidates(evaluator, screen, rules, base))
-    findings = tuple(evaluate(rules, replace(base, options=options)))
+    run = _analyse_links(loaded, rules, links, sizes)
+    ends = _estimate_ends(loaded, rules, links, sizes, run.chosen)
+    after = [rule_id for rule_id in sorted(rules) if rule_id in AFTER_VERDICT]
+    findings = run.findings
+    if after:  # in the registry's order: by rule id
+        late = evaluate(rules, replace(run.context, estimate_ends=ends), after)
+        order = {rule_id: n for n, rule_id in enumerate(sorted(rules))}
+        findings = tuple(sorted((*findings, *late), key=lambda f: order[f.rule]))
+    evaluator = run.evaluator
     return Analysis(
         loaded=loaded,
         rules=rules,
@@ -141,10 +157,115 @@ def analyse(topology: LoadedTopology | str | Path, *, rules_dirs: Iterable[Path]
         data_sites=tuple(evaluator.data_sites),
         writing_sites=tuple(evaluator.writing),
         lan_commit_ms={site: evaluator.lan_commit_ms(site) for site in evaluator.data_sites},
-        options=options,
-        findings=findings,
-        chosen=verdict.choose(options, findings, rules),
+        options=run.options,
+        findings=tuple(findings),
+        chosen=run.chosen,
+        estimate_ends=ends,
     )
+
+
+@dataclass(frozen=True)
+class _Run:
+    """The stages after the evidence, for one set of links."""
+
+    evaluator: Evaluator
+    context: Context  # the options under judgement included
+    options: tuple[Option, ...]
+    findings: tuple[Finding, ...]  # every rule but those judged after the verdict
+    chosen: Option
+
+
+def _analyse_links(
+    loaded: LoadedTopology,
+    rules: Mapping[str, Rule],
+    links: tuple[LinkEvidence, ...],
+    sizes: WritesetSizes,
+    *,
+    draws: int | None = None,
+    scopes: tuple[Scope, ...] | None = None,
+) -> _Run:
+    """Options, findings and the verdict for ``links``: the engine after the evidence.
+
+    ``draws`` (default: the full Monte Carlo) and ``scopes`` (default: every rule but
+    ``AFTER_VERDICT``) let the ends of the estimates' range ask for the verdict alone.
+    """
+    full = {} if draws is None else {"draws": draws}
+    evaluator = Evaluator(loaded.topology, links, writeset_bytes=sizes, **full)
+    screen = (
+        evaluator
+        if draws is not None and draws <= SCREEN_DRAWS
+        else Evaluator(loaded.topology, links, writeset_bytes=sizes, draws=SCREEN_DRAWS)
+    )
+    base = Context(
+        topology=loaded.topology,
+        links=links,
+        writeset_p50_bytes=sizes.p50_bytes,
+        writeset_mean_bytes=sizes.mean_bytes,
+        writeset_p99_bytes=sizes.p99_bytes,
+        provider_options=evaluator.options,
+    )
+    options = tuple(_candidates(evaluator, screen, rules, base))
+    ids = (
+        rule_ids(rules, scopes)
+        if scopes is not None
+        else [rule_id for rule_id in sorted(rules) if rule_id not in AFTER_VERDICT]
+    )
+    context = replace(base, options=options)
+    findings = tuple(evaluate(rules, context, ids))
+    return _Run(evaluator, context, options, findings, verdict.choose(options, findings, rules))
+
+
+def verdict_label(option: Option) -> str:
+    """An option's architecture, with its groups when grouped: what the ends compare.
+
+    ``grouped_clusters (paris-1+paris-2; frankfurt)``.
+    """
+    if option.architecture != "grouped_clusters":
+        return option.architecture
+    return f"{option.architecture} ({'; '.join('+'.join(c.sites) for c in option.clusters)})"
+
+
+def _estimate_ends(
+    loaded: LoadedTopology,
+    rules: Mapping[str, Rule],
+    links: tuple[LinkEvidence, ...],
+    sizes: WritesetSizes,
+    chosen: Option,
+) -> dict[str, str]:
+    """The verdict with every estimated link at each end of its range (empty if none counts).
+
+    An estimated link counts when an option can use it: at least one of its sites holds data
+    (a link between two arbitrator rooms carries nothing, as a cluster takes one garbd). An
+    end equal to the estimate for every link (the measured path capped both) keeps the
+    estimate's verdict rather than re-drawing it.
+    """
+    data = {s.name for s in loaded.topology.sites if s.nodes > 0}
+    counted = [
+        link for link in links if link.estimate is not None and data.intersection(link.sites)
+    ]
+    if not counted or not set(AFTER_VERDICT) & set(rules):
+        return {}
+    central = verdict_label(chosen)
+    ends = {"estimate": central}
+    for end in ("low", "high"):
+        moves = {
+            link.sites: _end_ms(link.estimate, end) for link in links if link.estimate is not None
+        }
+        if all(
+            link.estimate is None or moves[link.sites] == link.estimate.p50_ms for link in links
+        ):
+            ends[end] = central  # the same links as the estimate's: the same verdict
+            continue
+        at_end = tuple(
+            link.at_rtt_p50(moves[link.sites]) if link.sites in moves else link for link in links
+        )
+        run = _analyse_links(loaded, rules, at_end, sizes, draws=SCREEN_DRAWS, scopes=OPTION_SCOPES)
+        ends[end] = verdict_label(run.chosen)
+    return ends
+
+
+def _end_ms(estimate: RttEstimate, end: str) -> float:
+    return estimate.low_ms if end == "low" else estimate.high_ms
 
 
 def _candidates(
@@ -163,14 +284,16 @@ def _candidates(
 
     judged: dict[frozenset[str], bool] = {}
 
+    # The ends of an estimate's range screen and judge on the same draws: judge once.
+    judges = (screen,) if screen is evaluator else (screen, evaluator)
+
     def viable_group(group: tuple[str, ...]) -> bool:
         # The screen rejects fast; what it accepts is confirmed on the full draws, so that
         # Monte Carlo noise near a threshold cannot let a non-viable group through.
         key = frozenset(group)
         if key not in judged:
             judged[key] = not any(
-                blocked(judge.option("grouped_clusters", [group]), local_rules)
-                for judge in (screen, evaluator)
+                blocked(judge.option("grouped_clusters", [group]), local_rules) for judge in judges
             )
         return judged[key]
 

@@ -11,6 +11,7 @@ __all__ = [
     "rtt_summary",
 ]
 
+import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -98,7 +99,17 @@ def _option_report(option: Option, findings: Sequence[Finding]) -> OptionReport:
             limited_by=option.throughput.limited_by,
         )
     conflicts = sum(row.conflicts_per_s for row in option.hot_rows) if option.hot_rows else None
-    survives = not any(c.site_failures or c.node_failures for c in option.clusters)
+    # Every single failure the requirement names leaves a cluster that keeps or takes the
+    # writes (engine.failover); quorum alone for an option without a failover plan.
+    plan = option.failover
+    survives = (
+        plan.survives
+        if plan is not None
+        else not any(c.site_failures or c.node_failures for c in option.clusters)
+    )
+    rpo_ms = _finite(plan.rpo_ms) if plan is not None else None
+    rto_s = _finite(plan.rto_s) if plan is not None else None
+    at_risk_s = _finite(option.data_at_risk_s)
     return OptionReport(
         architecture=option.architecture,
         groups=[list(g) for g in _with_arbitrators(option)],
@@ -110,12 +121,21 @@ def _option_report(option: Option, findings: Sequence[Finding]) -> OptionReport:
         },
         throughput=throughput,
         survives_site_loss=survives,
-        data_at_risk_s=None if option.data_at_risk_s is None else round(option.data_at_risk_s, 4),
+        data_at_risk_s=None if at_risk_s is None else round(at_risk_s, 4),
+        failover_rpo_ms=None if rpo_ms is None else round(rpo_ms, 3),
+        failover_rto_s=None if rto_s is None else round(rto_s, 1),
+        data_at_risk_unbounded=option.data_at_risk_s is not None and at_risk_s is None,
         conflicts_per_s=None if conflicts is None else round(conflicts, 3),
         clusters=len(option.clusters),
         blockers=sorted({f.rule for f in blocking}),
         operations=ARCHITECTURES[option.architecture].operations,
     )
+
+
+def _finite(value: float | None) -> float | None:
+    """The output stays valid JSON: an unbounded figure (a channel that cannot keep up) is
+    null, with OptionReport.data_at_risk_unbounded saying so."""
+    return value if value is not None and math.isfinite(value) else None
 
 
 def _hot_rows(options: Sequence[Option]) -> list[HotRowReport]:
@@ -132,6 +152,7 @@ def _hot_rows(options: Sequence[Option]) -> list[HotRowReport]:
                 utilisation={
                     a: round(first.row.updates_per_s / r.bound_p50_per_s, 4) for a, r in per.items()
                 },
+                write_latency_ms={a: r.write_ms_by_site for a, r in per.items()},
             )
         )
     return rows
@@ -148,6 +169,7 @@ def rtt_summary(dist: RttDistribution) -> dict[str, float]:
 def link_report(link: LinkEvidence, writeset_bytes: WritesetSizes) -> LinkReport:
     """The output contract of one site pair's evidence."""
     p50_size, p99_size = writeset_bytes.p50_bytes, writeset_bytes.p99_bytes
+    estimate = link.estimate
     small, source = link.writeset_rtt(p50_size)
     large, _ = link.writeset_rtt(p99_size)
     return LinkReport(
@@ -183,6 +205,12 @@ def link_report(link: LinkEvidence, writeset_bytes: WritesetSizes) -> LinkReport
             "p99_size_p50": round(float(large.quantile(0.5)), 4),
         },
         writeset_rtt_source=source if link.rtt_source == "measured" else "estimated",
+        rtt_estimate_range_ms=(
+            {"low": round(estimate.low_ms, 3), "high": round(estimate.high_ms, 3)}
+            if estimate is not None
+            else None
+        ),
+        rtt_estimate_basis=estimate.basis if estimate is not None else None,
     )
 
 

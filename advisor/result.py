@@ -45,6 +45,9 @@ class Finding(_Out):
     title: str = ""
     # The numbers the message was built from, for scripts and documents.
     values: dict[str, float | int | str | None] = {}
+    # What kind of change removes it, where the predicate knows (a garbd in an existing site,
+    # a new witness site...): the verdict ranks the least bad option by it.
+    remedy: str | None = None
 
 
 class MeasurementReport(_Out):
@@ -76,6 +79,11 @@ class LinkReport(_Out):
     # Round trip of one write set (workload p50 and p99 sizes) and where it comes from.
     writeset_rtt_ms: dict[str, float] = {}
     writeset_rtt_source: Source | None = None
+    # An estimated link only (None when measured): where its small-message RTT p50 may lie,
+    # {"low": the physical floor, "high": twice the fit or the best measured path if
+    # shorter} [ms], and the estimate's basis in words ("via paris-1: 0.47 + 9.76 ms ...").
+    rtt_estimate_range_ms: dict[str, float] | None = None
+    rtt_estimate_basis: str | None = None
 
 
 class Throughput(_Out):
@@ -95,6 +103,14 @@ class OptionReport(_Out):
     throughput: Throughput | None = None
     survives_site_loss: bool | None = None
     data_at_risk_s: float | None = None
+    # When some single failure the requirement names is survived only by failing over to
+    # another cluster: the most commits that loses [ms] (the channel's p99 lag, RPO) and the
+    # longest writes stop [s] (detection and promotion, RTO); None when no failure needs one.
+    failover_rpo_ms: float | None = None
+    failover_rto_s: float | None = None
+    # An asynchronous channel cannot keep up with the peak replicated bytes: its lag grows for
+    # as long as the peak lasts, so data_at_risk_s and the failover figures are null.
+    data_at_risk_unbounded: bool = False
     conflicts_per_s: float | None = None
     clusters: int = 1
     blockers: list[str] = []
@@ -108,6 +124,10 @@ class HotRowReport(_Out):
     max_updates_per_s: dict[str, float]
     max_updates_per_s_p99: dict[str, float] = {}
     utilisation: dict[str, float] = {}
+    # architecture -> writer site -> one write's latency at the median [ms], modelled: the
+    # owner cluster's commit plus, for a site outside it, the WAN round trip of the routed
+    # statement.
+    write_latency_ms: dict[str, dict[str, float]] = {}
 
 
 class WhatIf(_Out):

@@ -1,443 +1,1067 @@
-"""Calibration cases: each published or lab measurement rebuilt as a topology, run through
-the model, and set against what was measured.
+"""Calibration cases: each lab or published measurement the product can predict, rebuilt as a
+topology, run through advisor's public path, and set against what was measured.
 
-Used two ways: tests/test_calibration.py asserts each row within its stated tolerance, and
-the fidelity benchmark tabulates them all with their errors. Sources are
-../shared/calibration/field-data.yaml and lab-galera.yaml; every case says what it rebuilds
-and what it had to assume. No constant is tuned to a case: the model's defaults are used
-unless the case itself measured the input (a baseline latency, a local commit time).
+Used two ways: tests/test_calibration.py holds each row to the tolerance of its kind, and the
+fidelity benchmark (:mod:`benchmarks.fidelity`) tabulates them all. Sources are the vendored
+copy of ../shared/calibration (benchmarks/calibration/field-data.yaml, lab-galera.yaml) and
+this project's own lab runs (benchmarks/calibration/lab-runs.yaml). Measured values are read
+from those files, never copied here.
+
+How a row is predicted
+    As a user would: the case as a topology (YAML text) through
+    :func:`advisor.analysis.analyse` and :func:`advisor.recommendation.build_recommendation`,
+    each number read from the result: commit percentiles from the option's
+    ``commit_latency_by_site_ms``, closed-loop throughput and transaction percentiles from its
+    ``throughput``, a hot row's bound from ``HotRowReport.max_updates_per_s``, a write set's
+    round trip from the link evidence (``Analysis.links``, ``LinkEvidence.writeset_rtt``). No
+    model helper (``advisor.model``) is called here: a row measures the product, not a
+    formula assembled beside it. The model's defaults are used unless the case measured the
+    input itself (a local commit time, a write-set size, a baseline latency); inputs a source
+    does not state are assumptions, named where they are made.
+
+Which quantities are rows
+    Every quantity a case measured for which the product outputs the same statistic: a
+    commit or transaction p50, p95 or p99, a rate. Not rows (:data:`DROPPED`, shown in the
+    table's notes): definitions (a distance over the speed of light, 1000 / RTT), a second
+    reading of another row's prediction, and quantities the product has no path for (a TCP
+    exchange on a fresh connection, netperf's bursts, deadlock errors by node, the wait of
+    clients queued on one row's lock). A case of the files with neither rows nor a note is
+    reported as uncovered.
+
+Tolerances: by kind of quantity, not by row (:data:`KINDS`)
+    Set from the noise of each kind of measurement, not from any row's error; a row beyond
+    its kind's tolerance is a miss, reported as such, and widening a tolerance to hide it is
+    not allowed. One run is one sample: the lab's README (../shared/lab/README.md) says to
+    repeat a run before trusting a difference under about 10 %, and its repeats agree with
+    that (lab-runs.yaml: large-writeset-rtt20-default-windows-repeat ran 6 to 11 % faster than
+    lab-galera.yaml's large-writeset-one-writer-rtt20; hot-row-writeset-size 1 to 2 % from
+    hot-row-one-writer-rtt10; sysbench-rtt0-rtt20 1 to 3 % from sysbench-one-node-rtt20-rtt30).
+
+    - lab, every quantity (commit and transaction latency, throughput, TCP round trip):
+      **±20 %**, twice the 10 % a single run may move by, so that a miss is a difference a
+      rerun could not explain; also the issue's target for every lab row (issue 11). The
+      inputs are set exactly (emulated delays without jitter or loss), so the run is the noise.
+    - field latency: **±25 %**. A published run carries the same 10 %, and its inputs were
+      measured in other runs or rounded ("ping RTT about 100 ms", "steady 316 ms"), which the
+      lab's inputs are not: another run's 10 %, and a few per cent for what the sources leave
+      unstated (versions, hosts, write-set sizes).
+    - field throughput: **±30 %**. As field latency, and the prediction also rests on a rate
+      the source measured in a third run (the no-delay baseline: 2698 tps, 55 inserts/s), read
+      off a plot in one source (single-session-inserts-vs-delay, ``approx: true``).
+
+    A row the model is known to miss keeps its ``known_wrong`` reason: it stays in the table
+    as a miss, and its test is a strict xfail that fails once the model fits it.
+
+Out-of-sample rows
+    The rows of a case marked ``role: held_out`` (in lab-runs.yaml: runs measured after the
+    model was fixed) carry ``held_out=True``, and the benchmark summarises them apart.
+    lab-runs.yaml's cases, held out or not, are rebuilt by one builder from the commands they
+    record (:func:`lab_run_setup`), so a new run needs no code written after its numbers are
+    known. Held-out rows are tested like the others (a miss needs its reason); a model change
+    made to fit them makes them in-sample, and their role should then go. A case with
+    ``role: input`` measured another case's input and has no row.
 """
 
 from __future__ import annotations
 
-__all__ = ["Row", "rows"]
+__all__ = [
+    "CALIBRATION",
+    "DROPPED",
+    "FIELD_LATENCY",
+    "FIELD_THROUGHPUT",
+    "KINDS",
+    "LAB_LATENCY",
+    "LAB_TCP",
+    "LAB_THROUGHPUT",
+    "PERCENTILES",
+    "Dropped",
+    "Kind",
+    "Result",
+    "Row",
+    "UnbuiltCase",
+    "calibration_cases",
+    "field_rows",
+    "held_out_cases",
+    "lab_rows",
+    "lab_run_rows",
+    "lab_run_setup",
+    "lab_runs_rows",
+    "rows",
+    "run",
+    "unbuilt_lab_runs",
+]
 
+import functools
 import math
-from dataclasses import dataclass
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from itertools import combinations
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
-import numpy as np
 import yaml
 
-from advisor.analysis import analyse
-from advisor.engine.metrics import Option
+from advisor.analysis import Analysis, analyse
 from advisor.inputs.loading import parse_topology
-from advisor.model import galera, physics, tcp
+from advisor.recommendation import build_recommendation
+from advisor.result import OptionReport, Recommendation
+
+CALIBRATION = Path(__file__).resolve().parent / "calibration"
+FILES = ("lab-galera.yaml", "lab-runs.yaml", "field-data.yaml")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of measured quantity, with the tolerance fixed for all its rows."""
+
+    source: Literal["lab", "field"]
+    quantity: Literal["latency", "throughput", "TCP round trip"]
+    tolerance: float  # relative error a row of this kind may have
+    reason: str  # why this tolerance: the noise of this kind of measurement
+
+    @property
+    def name(self) -> str:
+        return f"{self.source} {self.quantity}"
+
+
+_LAB_REASON = (
+    "twice the 10 % one lab run may move by (../shared/lab/README.md; the repeats of "
+    "lab-runs.yaml differ 1 to 11 %); the issue's target for every lab row"
+)
+LAB_LATENCY = Kind("lab", "latency", 0.20, _LAB_REASON)
+LAB_THROUGHPUT = Kind("lab", "throughput", 0.20, _LAB_REASON)
+LAB_TCP = Kind("lab", "TCP round trip", 0.20, _LAB_REASON)
+FIELD_LATENCY = Kind(
+    "field",
+    "latency",
+    0.25,
+    "one published run (10 %, as the lab's) against inputs from other runs or rounded "
+    "(another 10 %), and the setup the sources leave unstated",
+)
+FIELD_THROUGHPUT = Kind(
+    "field",
+    "throughput",
+    0.30,
+    "as field latency, and a no-delay baseline rate measured in a third run (or read off a "
+    "plot) under every loaded point",
+)
+KINDS = (LAB_LATENCY, LAB_THROUGHPUT, LAB_TCP, FIELD_LATENCY, FIELD_THROUGHPUT)
 
 
 @dataclass(frozen=True)
 class Row:
     """One predicted quantity against its measurement."""
 
-    case: str
+    case: str  # "<lab|field> <case id in the calibration files>"
     quantity: str
     unit: str
+    kind: Kind
     predicted: float
     measured: float
-    tolerance: float  # relative error the tests accept for this row
-    why: str = ""  # what explains the error where it is large
+    why: str = ""  # what explains the error, where it is large
     # Set when the model is known to miss this row and an open issue owns the fix: the row is
-    # still tabulated, and its test is a strict xfail (it fails loudly once the model fits).
+    # still tabulated as a miss, and its test is a strict xfail (it fails once the model fits).
     known_wrong: str = ""
+    held_out: bool = False  # from a case measured after the model was fixed
 
     @property
     def error(self) -> float:
         return (self.predicted - self.measured) / self.measured
 
+    @property
+    def tolerance(self) -> float:
+        return self.kind.tolerance
 
-def _option(topology: dict[str, Any], architecture: str = "single_cluster") -> Option:
-    text = yaml.safe_dump({"name": "calibration", **topology}, sort_keys=False)
+    @property
+    def within(self) -> bool:
+        return abs(self.error) <= self.tolerance
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A measured quantity with no row, and why: shown in the table's notes."""
+
+    case: str  # as Row.case
+    quantity: str
+    reason: str
+
+
+# -- the calibration files ---------------------------------------------------------------
+
+
+def calibration_cases(directory: Path = CALIBRATION) -> dict[str, list[dict[str, Any]]]:
+    """The cases of each calibration file present in ``directory``, keyed by file name."""
+    found = {}
+    for name in FILES:
+        path = directory / name
+        if path.is_file():
+            found[name] = yaml.safe_load(path.read_text(encoding="utf-8")).get("cases", [])
+    return found
+
+
+@functools.cache
+def _case(name: str, case_id: str) -> dict[str, Any]:
+    cases = calibration_cases()[name]
+    return next(c for c in cases if c["id"] == case_id)
+
+
+def _measured(name: str, case_id: str) -> Any:
+    return _case(name, case_id)["measured"]
+
+
+def _entry(entries: Sequence[Mapping[str, Any]], **match: Any) -> Mapping[str, Any]:
+    """The one measured entry whose fields equal ``match``."""
+    return next(e for e in entries if all(e.get(k) == v for k, v in match.items()))
+
+
+# -- running a topology as a user would ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a user gets for one topology: the analysis and its recommendation."""
+
+    analysis: Analysis
+    report: Recommendation
+
+    def option(self, architecture: str = "single_cluster") -> OptionReport:
+        return next(o for o in self.report.options if o.architecture == architecture)
+
+    def commit_ms(self, site: str, key: str, architecture: str = "single_cluster") -> float:
+        """A writer site's commit percentile [ms] under ``architecture``."""
+        return self.option(architecture).commit_latency_by_site_ms[site][key]
+
+    def throughput(self, architecture: str = "single_cluster") -> tuple[float, dict[str, float]]:
+        """Commits per second [1/s] and transaction percentiles [ms] of the clients."""
+        throughput = self.option(architecture).throughput
+        assert throughput is not None, "the topology has no workload.clients"
+        return throughput.commits_per_s, throughput.txn_latency_ms
+
+    def hot_row_bound_per_s(self, row: str, architecture: str = "single_cluster") -> float:
+        """A hot row's most updates per second (Callaghan's bound at the commit p50) [1/s]."""
+        report = next(r for r in self.report.hot_rows if r.name == row)
+        return report.max_updates_per_s[architecture]
+
+    def writeset_rtt_p50_ms(self, a: str, b: str, size_bytes: float) -> float:
+        """The p50 round trip of a write set of ``size_bytes`` and its acknowledgement [ms],
+        as the link's evidence costs it (a tcp_rr measurement, or the TCP model over ping)."""
+        distribution, _ = self.analysis.link(a, b).writeset_rtt(size_bytes)
+        return float(distribution.quantile(0.5))
+
+
+@functools.cache
+def _run_text(text: str) -> Result:
     analysis = analyse(parse_topology(text))
-    return next(o for o in analysis.options if o.architecture == architecture)
+    return Result(analysis, build_recommendation(analysis))
+
+
+def run(topology: Mapping[str, Any]) -> Result:
+    """Analyse a topology given as the mapping of its YAML (cached by its text)."""
+    return _run_text(yaml.safe_dump({"name": "calibration", **topology}, sort_keys=False))
+
+
+# -- topologies ------------------------------------------------------------------------
+
+# What one single-row statement replicates: the lab's hot-row UPDATE, 296 bytes per write set
+# (lab-runs.yaml hot-row-writeset-size). Also the size assumed for the field cases' one-row
+# inserts, which did not measure theirs.
+ONE_ROW_WRITESET_BYTES = float(
+    _measured("lab-runs.yaml", "hot-row-writeset-size")[0]["writeset_bytes"]
+)
+# sysbench oltp_read_write replicated 1.6 to 1.7 KB per transaction in the lab
+# (lab-galera.yaml sysbench-one-node-rtt20-rtt30, workload); also assumed for the field's
+# sysbench oltp.lua read-write run (pxc-7ms-send-window), which did not measure it.
+SYSBENCH_WRITESET_BYTES = 1650.0
+# One sysbench transaction's SQL without WAN delay on the lab machine, "about 4 ms"
+# (lab-galera.yaml sysbench-one-node-rtt20-rtt30, workload).
+LAB_SYSBENCH_SQL_MS = 4.0
+# "With no delay added the path is about a 1 Gbit/s bottleneck" (../shared/lab/README.md).
+LAB_BANDWIDTH_MBPS = 1000.0
+LAB_NODES = ("n1", "n2", "n3")
 
 
 def _cluster(
-    rtt_ms: dict[tuple[str, str], float],
+    rtt_ms: Mapping[tuple[str, str], float],
     *,
-    writers: tuple[str, ...] = ("n1",),
-    nodes: dict[str, int] | None = None,
-    **extra: Any,
+    writers: Sequence[str] = ("n1",),
+    writeset_bytes: float = ONE_ROW_WRITESET_BYTES,
+    bandwidth_mbps: float | None = None,
+    provider_options: Mapping[str, Any] | None = None,
+    flavor: str = "mariadb",
+    workload: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Sites with one node each (unless ``nodes``), point RTTs, one segment for all (lab)."""
+    """One node per site, point RTTs (the emulator adds no jitter), one segment for all."""
     names = sorted({s for pair in rtt_ms for s in pair})
-    nodes = nodes or {}
-    sites = [{"name": s, "nodes": nodes.get(s, 1), "writes": s in writers} for s in names]
-    links = [
-        {"sites": list(pair), "measurements": [{"method": "icmp", "samples_ms": [ms]}]}
-        for pair, ms in rtt_ms.items()
-    ]
-    galera_section = extra.pop("galera", {})
-    galera_section.setdefault("provider_options", {"gmcast.segment": 0})
     return {
         "requirements": {"survive": "node"},
-        "sites": sites,
-        "links": links,
-        "galera": galera_section,
-        **extra,
-    }
-
-
-def _equal(n: int, rtt: float) -> dict[tuple[str, str], float]:
-    return {pair: rtt for pair in combinations([f"n{i}" for i in range(1, n + 1)], 2)}
-
-
-def _commit(option: Option, site: str = "n1") -> dict[str, float]:
-    return option.clusters[option.cluster_of(site)].commit_percentiles(site)
-
-
-def lab_rows() -> list[Row]:
-    rows = []
-    case = "lab hot-row-one-writer-rtt10"
-    commit = _commit(_option(_cluster(_equal(3, 10.0))))
-    rows += [
-        Row(case, "commit p50", "ms", commit["p50"], 16.36, 0.05),
-        Row(
-            case,
-            "commit p99",
-            "ms",
-            commit["p99"],
-            18.50,
-            0.15,
-            "the emulated link has no jitter in the model; the lab's p99 adds 2 ms of host noise",
-        ),
-        Row(
-            case,
-            "hot-row updates/s (Callaghan)",
-            "1/s",
-            float(galera.callaghan_bound_per_s(commit["p50"])),
-            60.9,
-            0.05,
-        ),
-    ]
-    case = "lab hot-row-one-writer-far-node"
-    far = {("n1", "n2"): 2.0, ("n1", "n3"): 100.0, ("n2", "n3"): 100.0}
-    commit = _commit(_option(_cluster(far)))
-    rows += [
-        Row(case, "commit p50", "ms", commit["p50"], 102.28, 0.05),
-        Row(
-            case,
-            "hot-row updates/s (Callaghan)",
-            "1/s",
-            float(galera.callaghan_bound_per_s(commit["p50"])),
-            9.8,
-            0.05,
-        ),
-    ]
-    case = "lab hot-row-queue-one-node-rtt10"
-    commit_ms = _commit(_option(_cluster(_equal(3, 10.0))))["p50"]
-    bound = float(galera.callaghan_bound_per_s(commit_ms))
-    for clients, rate, p50 in ((4, 62.2, 64.75), (16, 63.9, 256.67)):
-        # Clients queue on the row lock: a closed loop capped by Callaghan's bound.
-        got, latency = galera.closed_loop(clients, 0.0, commit_ms, bound)
-        rows += [
-            Row(case, f"{clients} clients: commits/s", "1/s", got, rate, 0.05),
-            Row(case, f"{clients} clients: commit p50", "ms", float(np.median(latency)), p50, 0.05),
-        ]
-    case = "lab hot-row-spread-writers-rtt10"
-    # 2/1/1 clients on n1/n2/n3: n1 commits at the bound; each client on n2 and n3 retries
-    # once per commit round and loses whenever n1 committed within its window.
-    lose = float(galera.conflict_probability(bound, commit_ms))
-    rows += [
-        Row(
-            case,
-            "commits/s, all nodes",
-            "1/s",
-            bound,
-            78.5,
-            0.25,
-            "two clients on n1 overlap execution with the other's commit; the model counts "
-            "one commit per round",
-        ),
-        Row(case, "deadlock errors/s per client on n2", "1/s", bound * lose, 38.0, 0.15),
-        Row(case, "deadlock errors/s per client on n3", "1/s", bound * lose, 38.9, 0.15),
-    ]
-    case = "lab tcp-request-response-rtt10"
-    for size, warm, fresh in ((64, 10.34, 20.89), (49152, 10.43, 41.12), (524288, 12.84, 74.58)):
-        rows += [
-            Row(
-                case,
-                f"{size} B warm",
-                "ms",
-                float(tcp.request_response_ms(size, 1024, 10.0, 1000.0, window="warm")),
-                warm,
-                0.15,
-            ),
-            Row(
-                case,
-                f"{size} B fresh connection",
-                "ms",
-                float(tcp.request_response_ms(size, 1024, 10.0, 1000.0, window="new")),
-                fresh,
-                0.15,
-            ),
-        ]
-    return rows
-
-
-def field_rows() -> list[Row]:
-    rows = []
-    case = "field pxc-7ms-send-window"
-    near, far_rtt = 0.1, 7.1  # ping 0.1 ms; 7 ms added one way on n3's interface
-    rtt = {("n1", "n2"): near, ("n1", "n3"): far_rtt, ("n2", "n3"): far_rtt}
-    baseline_ms = 50 / 2698 * 1000  # 50 threads at 2698 tps on the LAN: 18.5 ms each
-    base = {
+        "sites": [{"name": s, "nodes": 1, "writes": s in writers} for s in names],
+        "links": [
+            {"sites": list(pair), "measurements": [{"method": "icmp", "samples_ms": [ms]}]}
+            | ({"bandwidth_mbps": bandwidth_mbps} if bandwidth_mbps else {})
+            for pair, ms in rtt_ms.items()
+        ],
+        "galera": {
+            "flavor": flavor,
+            "provider_options": {"gmcast.segment": 0, **(provider_options or {})},
+        },
         "workload": {
-            "clients": {"concurrency": 50, "baseline_txn_latency_ms": baseline_ms},
-            "writeset_bytes": {"p50": 1000},
-        }
+            "writeset_bytes": {"p50": writeset_bytes, "p99": writeset_bytes},
+            **(workload or {}),
+        },
     }
-    for label, windows, tps in (
-        ("default windows (PXC 10/4)", {}, 739),
-        ("windows 512/512", {"evs.send_window": 512, "evs.user_send_window": 512}, 2346),
-    ):
-        options = {"gmcast.segment": 0, **windows}
-        option = _option(
-            _cluster(rtt, galera={"flavor": "pxc", "provider_options": options}, **base)
-        )
-        assert option.throughput is not None
-        why = (
-            "the model counts one write set per EVS message; 739 tps means about 1.3 per "
-            "message under 50 clients"
-            if not windows
-            else "the 18.5 ms LAN baseline is mostly queueing of 50 threads for one node's CPU; "
-            "while clients wait on the network that queue shrinks, but the closed-loop "
-            "formula adds the commit wait to the whole baseline (a pessimistic bound)"
-        )
-        tps_predicted = option.throughput.commits_per_s
-        rows.append(Row(case, f"tps, {label}", "1/s", tps_predicted, tps, 0.25, why))
-    case = "field insert-100ms-two-colo"
-    # 3 nodes per DC, writes on one node; async control 0.25 ms = a commit without waiting.
-    option = _option(
-        {
-            "requirements": {"survive": "node"},
-            "sites": [
-                {"name": "us-east", "nodes": 3},
-                {"name": "us-west", "nodes": 3, "writes": False},
-            ],
-            "links": [
-                {
-                    "sites": ["us-east", "us-west"],
-                    "measurements": [{"method": "icmp", "samples_ms": [100.0]}],
-                }
-            ],
-            "workload": {"local_commit_ms": 0.25, "writeset_bytes": {"p50": 200}},
-        }
-    )
-    rows.append(
-        Row(
-            case,
-            "insert latency, nodes in two DCs",
-            "ms",
-            _commit(option, "us-east")["p50"],
-            108,
-            0.10,
-        )
-    )
-    case = "field insert-sydney-saopaulo"
-    option = _option(
-        {
-            "requirements": {"survive": "node"},
-            "sites": [
-                {"name": "sydney", "nodes": 1},
-                {"name": "saopaulo", "nodes": 1, "writes": False},
-            ],
-            "links": [
-                {
-                    "sites": ["sydney", "saopaulo"],
-                    "measurements": [{"method": "icmp", "samples_ms": [316.0]}],
-                }
-            ],
-            "workload": {"writeset_bytes": {"p50": 1024}},
-        }
-    )
-    rows.append(
-        Row(
-            case,
-            "one insert",
-            "ms",
-            _commit(option, "sydney")["p50"],
-            360,
-            0.15,
-            "44 ms above one RTT are not explained by the source; likely EC2 host and "
-            "2015 Galera overheads",
-        )
-    )
-    rows += _intercontinental()
-    case = "field single-session-inserts-vs-delay"
-    baseline_ms = 1000 / 55  # one JDBC session at 55 inserts/s with no added delay
-    for delay, measured in ((5, 43), (10, 35), (20, 26), (200, 4), (300, 1)):
-        rtt = {("n1", "n2"): 0.1, ("n1", "n3"): 0.1 + delay, ("n2", "n3"): 0.1 + delay}
-        lan = _commit(_option(_cluster(_equal(3, 0.1))))["p50"]
-        added = _commit(_option(_cluster(rtt)))["p50"] - lan
-        got, _ = galera.closed_loop(1, baseline_ms, added)
-        why = (
-            "values read off a plot; at 300 ms the benchmark likely hit timeouts"
-            if delay == 300
-            else ""
-        )
+
+
+def _equal(rtt_ms: float, nodes: Sequence[str] = LAB_NODES) -> dict[tuple[str, str], float]:
+    return dict.fromkeys(combinations(nodes, 2), rtt_ms)
+
+
+def _far(near_ms: float, far_node: str, far_ms: float) -> dict[tuple[str, str], float]:
+    """Every pair at ``near_ms``, the pairs of ``far_node`` at ``far_ms``."""
+    return {pair: far_ms if far_node in pair else near_ms for pair in combinations(LAB_NODES, 2)}
+
+
+PERCENTILES = ("p50", "p95", "p99")  # the commit percentiles the product reports and cases measure
+
+
+def _latency_rows(
+    case: str,
+    label: str,
+    measured: Mapping[str, float],
+    predicted: Mapping[str, float],
+    kind: Kind,
+    *,
+    why: Mapping[str, str] | None = None,
+    wrong: Mapping[str, str] | None = None,
+) -> list[Row]:
+    """One row per percentile both the case measured and the product reports; ``why`` and
+    ``wrong`` (known_wrong reasons) are keyed by the row's quantity."""
+    rows = []
+    for key in PERCENTILES:
+        if key not in measured or key not in predicted:
+            continue
+        quantity = f"{label} {key}"
+        wrong_reason = (wrong or {}).get(quantity, "")
+        reason = (why or {}).get(quantity, "") or wrong_reason
         rows.append(
             Row(
                 case,
-                f"inserts/s at +{delay} ms",
-                "1/s",
-                got,
-                measured,
-                0.20 if delay < 300 else 3.0,
-                why,
+                quantity,
+                "ms",
+                kind,
+                predicted[key],
+                float(measured[key]),
+                reason,
+                wrong_reason,
             )
         )
-    case = "field writes-per-session-100ms"
-    commit_ms = _commit(_option(_cluster({("n1", "n2"): 100.0})))["p50"]
-    for label, statements, sessions, measured in (
-        ("one session, autocommit", 1, 1, 10),
-        ("one session, 10-statement transactions", 10, 1, 100),
-        ("10 sessions, 10-statement transactions", 10, 10, 1000),
-    ):
-        got, _ = galera.closed_loop(sessions, 0.0, commit_ms)
-        rows.append(Row(case, label + ": writes/s", "1/s", got * statements, measured, 0.05))
-    rows.append(
-        Row(
-            "field Callaghan 200 ms",
-            "updates/s of one row",
-            "1/s",
-            float(galera.callaghan_bound_per_s(200.0)),
-            5.0,
-            0.001,
-        )
-    )
-    km = float(physics.great_circle_km(41.9028, 12.4964, 37.3861, -122.0839))
-    rows.append(
-        Row(
-            "field propagation Rome-Mountain View",
-            "one way at c",
-            "ms",
-            km / physics.SPEED_OF_LIGHT_KM_PER_MS,
-            33.54,
-            0.01,
-        )
-    )
-    rows += _tcp_400km()
     return rows
 
 
-def _intercontinental() -> list[Row]:
-    case = "field insert-intercontinental"
-    where = {"ireland": (53.35, -6.26), "tokyo": (35.68, 139.69), "ncalifornia": (37.35, -121.96)}
-    sites = [
-        {"name": n, "nodes": 1, "writes": n == "ireland", "location": {"lat": la, "lon": lo}}
-        for n, (la, lo) in where.items()
-    ]
-    base = {"requirements": {"survive": "node"}, "workload": {"local_commit_ms": 5.1}}
-    why = (
-        "no RTT was published: the model estimates it from distance (modern cloud-backbone "
-        "fit); in 2012 Ireland-Tokyo traffic crossed the US, about twice the great circle"
-    )
-    two = _option({**base, "sites": sites[:2]})
-    three = _option({**base, "sites": sites})
-    return [
-        Row(case, "insert, Ireland + Tokyo", "ms", _commit(two, "ireland")["p50"], 275.6, 0.6, why),
-        Row(
-            case, "insert, + N. California", "ms", _commit(three, "ireland")["p50"], 294.8, 0.6, why
-        ),
-    ]
+# -- lab-galera.yaml ---------------------------------------------------------------------
+
+_HOST_NOISE = (
+    "the model's links are the emulator's point delays, so its percentiles are all the p50; "
+    "the lab's tails add the host's noise (2 vCPUs shared by three nodes, the emulator and "
+    "the client), which the model does not know"
+)
 
 
-def _tcp_400km() -> list[Row]:
-    case = "field tcp-payload-400km"
+def lab_rows() -> list[Row]:
+    """The cases of lab-galera.yaml."""
+    name = "lab-galera.yaml"
     rows = []
-    for where, ping, r48, r512 in (
-        ("DC1 to DC2", 3.10, 4.27, 37.25),
-        ("inside DC1", 0.027, 2.61, 27.39),
-    ):
-        for size, measured in ((48 * 1024, r48), (512 * 1024, r512)):
-            got = float(tcp.request_response_ms(size, 48 * 1024, ping, 1000.0, in_flight=6))
-            miss = size > 100_000 and where == "DC1 to DC2"
+    case_id = "hot-row-one-writer-rtt10"
+    result = run(_cluster(_equal(10.0)))
+    commit = {k: result.commit_ms("n1", k) for k in PERCENTILES}
+    measured = _measured(name, case_id)["commit_ms"]
+    rows += _latency_rows(
+        f"lab {case_id}", "commit", measured, commit, LAB_LATENCY, why={"commit p99": _HOST_NOISE}
+    )
+    case_id = "hot-row-one-writer-far-node"
+    result = run(_cluster(_far(2.0, "n3", 100.0)))
+    commit = {k: result.commit_ms("n1", k) for k in PERCENTILES}
+    measured = _measured(name, case_id)["commit_ms"]
+    rows += _latency_rows(f"lab {case_id}", "commit", measured, commit, LAB_LATENCY)
+
+    case_id = "hot-row-queue-one-node-rtt10"
+    # Clients queued on one row's lock commit at the row's bound, whatever their number (the
+    # bound does not depend on the rate the row asks for).
+    hot = {"hot_rows": [{"name": "hot", "updates_per_s": 1.0, "writer_sites": ["n1"]}]}
+    bound = run(_cluster(_equal(10.0), workload=hot)).hot_row_bound_per_s("hot")
+    for entry in _measured(name, case_id):
+        clients = entry["clients"]
+        quantity = f"{clients} clients on n1: commits/s (the row's bound)"
+        rows.append(
+            Row(f"lab {case_id}", quantity, "1/s", LAB_THROUGHPUT, bound, entry["commits_per_s"])
+        )
+
+    case_id = "hot-row-spread-writers-rtt10"
+    spread = {"hot_rows": [{"name": "hot", "updates_per_s": 1.0}]}  # written at every node
+    result = run(_cluster(_equal(10.0), writers=LAB_NODES, workload=spread))
+    overlap = (
+        "two clients on n1 overlap one's execution with the other's commit, so the lab commits "
+        "more than once per commit latency; the bound counts one commit per round"
+    )
+    rows.append(
+        Row(
+            f"lab {case_id}",
+            "commits/s, all nodes (the row's bound)",
+            "1/s",
+            LAB_THROUGHPUT,
+            result.hot_row_bound_per_s("hot"),
+            _measured(name, case_id)["commits_per_s"],
+            overlap,
+            overlap,
+        )
+    )
+
+    case_id = "tcp-request-response-rtt10"
+    link = run(_cluster({("n1", "n2"): 10.0}, bandwidth_mbps=LAB_BANDWIDTH_MBPS))
+    for entry in _measured(name, case_id):
+        size = entry["request_bytes"]
+        rows.append(
+            Row(
+                f"lab {case_id}",
+                f"{size} B request, warm connection, p50",
+                "ms",
+                LAB_TCP,
+                link.writeset_rtt_p50_ms("n1", "n2", size),
+                entry["warm_ms_p50"],
+            )
+        )
+
+    rows += _blob_rows(
+        "lab large-writeset-one-writer-rtt20",
+        _measured(name, "large-writeset-one-writer-rtt20"),
+        _equal(20.0),
+        wrong=dict.fromkeys(
+            (
+                "3389 B write set: commit p95",
+                "3389 B write set: commit p99",
+                "197983 B write set: commit p95",
+                "197983 B write set: commit p99",
+                "788726 B write set: commit p95",
+            ),
+            _NOISY_RUN,
+        ),
+    )
+    rows += _sysbench_rows(
+        "lab sysbench-one-node-rtt20-rtt30",
+        _measured(name, "sysbench-one-node-rtt20-rtt30"),
+        None,
+        wrong=_CPU_BOUND_16,
+    )
+    return rows
+
+
+# -- lab runs: blob and sysbench experiments, also lab-runs.yaml's ---------------------------
+
+_BEYOND_BDP = (
+    "with the windows open the 3.1 MB write set leaves as one burst, beyond the path's "
+    "bandwidth-delay product (1 Gbit/s x 20 ms = 2.5 MB); the TCP model assumes a warm, "
+    "loss-free window and misses the congestion window's growth and the emulator's queue "
+    "(p95 292 ms against p50 254 ms hints at retransmissions)"
+)
+_CPU_BOUND = (
+    "the lab's 2 vCPUs run the three nodes, the WAN emulator and sysbench: 92 % busy at 16 "
+    "threads and RTT 20 (lab-runs.yaml sysbench-rtt0-rtt20), so transactions also queue for "
+    "CPU, which the model does not know"
+)
+_NOISY_RUN = (
+    "this run's tails are the host's: its p95 is up to 1.6 times its p50 and its p99 up to 2.5 "
+    "times, where the repeat on a quiet machine (lab-runs.yaml "
+    "large-writeset-rtt20-default-windows-repeat, 6 to 16 % busy) keeps its p99 within 9 % "
+    "of its p50 and fits the model; the model's links are the emulator's point delays and it "
+    "adds no host noise to the tails"
+)
+# The sysbench rows at 16 threads the model is known to miss, by quantity.
+_CPU_BOUND_16 = {
+    f"RTT {rtt} ms, 16 threads: {quantity}": _CPU_BOUND
+    for rtt in (20, 30)
+    for quantity in ("tps", "transaction p95")
+}
+
+
+def _local_commit_ms(writeset_bytes: float) -> float:
+    """The lab's local cost of a write set of this size (lab-runs.yaml large-writeset-local-rtt0,
+    the run nearest in size), less the serialisation at the lab path's 1 Gbit/s that the model
+    adds itself: the case's measured input, as cases may use (see the module docstring)."""
+    runs = _measured("lab-runs.yaml", "large-writeset-local-rtt0")
+    nearest = min(runs, key=lambda run: abs(math.log(run["writeset_bytes"] / writeset_bytes)))
+    serialisation_ms = writeset_bytes * 8 / (LAB_BANDWIDTH_MBPS * 1000)
+    return max(nearest["commit_ms"]["p50"] - serialisation_ms, 0.001)
+
+
+def _blob_rows(
+    case: str,
+    measured: Sequence[Mapping[str, Any]],
+    rtt_ms: Mapping[tuple[str, str], float],
+    windows: Mapping[str, int] | None = None,
+    *,
+    bandwidth_mbps: float = LAB_BANDWIDTH_MBPS,
+    wrong: Mapping[str, str] | None = None,
+) -> list[Row]:
+    """One writer rewriting a LONGBLOB (experiment.py blob): commit percentiles per size."""
+    rows = []
+    for entry in measured:
+        size = float(entry["writeset_bytes"])
+        topology = _cluster(
+            rtt_ms,
+            writeset_bytes=size,
+            bandwidth_mbps=bandwidth_mbps,
+            provider_options=windows,
+            workload={"local_commit_ms": _local_commit_ms(size)},
+        )
+        result = run(topology)
+        predicted = {k: result.commit_ms("n1", k) for k in PERCENTILES}
+        label = f"{entry['writeset_bytes']} B write set: commit"
+        rows += _latency_rows(case, label, entry["commit_ms"], predicted, LAB_LATENCY, wrong=wrong)
+    return rows
+
+
+def _sysbench_rows(
+    case: str,
+    measured: Sequence[Mapping[str, Any]],
+    rtt_ms: float | None,
+    windows: Mapping[str, int] | None = None,
+    *,
+    far: tuple[str, float] | None = None,
+    bandwidth_mbps: float = LAB_BANDWIDTH_MBPS,
+    wrong: Mapping[str, str] | None = None,
+) -> list[Row]:
+    """sysbench oltp_read_write on n1 (experiment.py sysbench): tps and transaction p95."""
+    rows = []
+    for entry in measured:
+        rtt = float(entry.get("rtt_ms", rtt_ms))
+        threads = entry["threads"]
+        clients = {"concurrency": threads, "baseline_txn_latency_ms": LAB_SYSBENCH_SQL_MS}
+        topology = _cluster(
+            _far(rtt, *far) if far else _equal(rtt),
+            writeset_bytes=SYSBENCH_WRITESET_BYTES,
+            bandwidth_mbps=bandwidth_mbps,
+            provider_options=windows,
+            workload={"clients": clients},
+        )
+        tps, txn = run(topology).throughput()
+        label = f"RTT {rtt:g} ms, {threads} threads:"
+        reason = (wrong or {}).get(f"{label} tps", "")
+        rows.append(
+            Row(
+                case,
+                f"{label} tps",
+                "1/s",
+                LAB_THROUGHPUT,
+                tps,
+                entry["tps"],
+                reason,
+                reason,
+            )
+        )
+        if "p95" in entry.get("txn_ms", {}):
+            reason = (wrong or {}).get(f"{label} transaction p95", "")
             rows.append(
                 Row(
                     case,
-                    f"{where}, {size // 1024} KB request",
+                    f"{label} transaction p95",
                     "ms",
-                    got,
-                    measured,
-                    0.5 if miss else 0.15,
-                    "the WAN carried about 700 Mbit/s with retransmissions; the model "
-                    "is loss-free at 1 Gbit/s"
-                    if miss
-                    else "",
+                    LAB_LATENCY,
+                    txn["p95"],
+                    entry["txn_ms"]["p95"],
+                    reason,
+                    reason,
                 )
             )
     return rows
 
 
-_ISSUE_11_SIZE = "issue 11: model Galera's messages and windows for large write sets"
-_ISSUE_11_BATCH = "issue 11: model the batching of queued write sets into one message"
-_WHY_SIZE = (
-    "the model sends a write set as one TCP round trip at its size; Galera cuts it into "
-    "messages of gcs.max_packet_size with at most evs.user_send_window in flight"
+# What the model is known to miss in lab-runs.yaml's cases: case id -> quantity -> known_wrong
+# reason. A held-out case's rows are tested like any other (a miss needs its reason here), and
+# stay misses in the out-of-sample section; a model change made to fit them makes them
+# in-sample, and their role should then be dropped.
+_FEW_SLOW_COMMITS = (
+    "a tail from a few commits on a shared machine: the emulated links are jitter-free in the "
+    "model, while the run's p99 rests on a few dozen commits (at about 2 to 10 per second) and "
+    "the host was 50 to 63 % busy; one stall is its p99 (held-out runs, seen after the model)"
 )
-_WHY_BATCH = (
-    "the model caps throughput at evs.user_send_window write sets per commit round; Galera "
-    "aggregates queued write sets into one message (evs.use_aggregate)"
+_TXN_TAIL_CPU = (
+    "the transaction p95 of the simulated clients has exponential think times but no CPU "
+    "queueing, and the host was 61 % busy (held-out run, seen after the model)"
 )
+LAB_RUN_KNOWN_WRONG: dict[str, dict[str, str]] = {
+    "large-writeset-rtt20-wide-windows": {
+        f"3154907 B write set: commit {key}": _BEYOND_BDP for key in PERCENTILES
+    },
+    "held-out-large-writeset-rtt40": {"831413 B write set: commit p99": _FEW_SLOW_COMMITS},
+    "held-out-large-writeset-far-node": {"200548 B write set: commit p99": _FEW_SLOW_COMMITS},
+    "held-out-large-writeset-windows-16-8": {"791646 B write set: commit p99": _FEW_SLOW_COMMITS},
+    "held-out-sysbench-8-threads-rtt40": {"RTT 40 ms, 8 threads: transaction p95": _TXN_TAIL_CPU},
+}
 
 
-def lab_rows_2026_11() -> list[Row]:
-    """The lab cases of 2026-11 (large write sets, sysbench concurrency)."""
+class UnbuiltCase(ValueError):
+    """A lab run whose commands this module cannot rebuild as a topology."""
+
+
+@dataclass(frozen=True)
+class _LabRun:
+    """What a lab-runs.yaml case's commands set up."""
+
+    experiment: Literal["blob", "sysbench"]
+    rtt_ms: float | None  # None: each measured entry gives its rtt_ms
+    far: tuple[str, float] | None  # a node and its RTT to the others [ms]
+    bandwidth_mbps: float
+    windows: dict[str, int]
+
+
+def lab_run_setup(case: Mapping[str, Any]) -> _LabRun:
+    """How to rebuild one lab-runs.yaml case, read from the commands it records.
+
+    ``experiment.py topo --rtt-ms R [--far NODE --far-rtt-ms F] [--rate-mbit M]``, then
+    ``windows --send S --user U`` (or the case's ``windows``), then ``blob`` or ``sysbench``
+    (a literal ``R`` means each measured entry gives its ``rtt_ms``). Raises
+    :class:`UnbuiltCase` for anything else (jitter, loss, other experiments): such a case then
+    shows as uncovered, rather than as rows built by guesswork.
+    """
+    commands = _commands(case.get("commands", ""))
+    topo = commands.get("topo", {})
+    unsupported = sorted(set(topo) - {"--rtt-ms", "--far", "--far-rtt-ms", "--rate-mbit"})
+    if unsupported:
+        raise UnbuiltCase(f"topo {', '.join(unsupported)} is not rebuilt")
+    experiments = [e for e in ("blob", "sysbench") if e in commands]
+    if len(experiments) != 1:
+        found = ", ".join(c for c in commands if c not in ("topo", "windows")) or "none"
+        raise UnbuiltCase(f"one blob or sysbench experiment is rebuilt; found {found}")
+    rtt = _number(topo.get("--rtt-ms"))
+    far_rtt = _number(topo.get("--far-rtt-ms"))
+    if rtt is None and not all("rtt_ms" in entry for entry in case["measured"]):
+        raise UnbuiltCase("no numeric --rtt-ms, and not every entry gives rtt_ms")
+    if topo.get("--far") and (far_rtt is None or rtt is None):
+        raise UnbuiltCase("--far needs numeric --rtt-ms and --far-rtt-ms")
+    return _LabRun(
+        experiment="blob" if experiments == ["blob"] else "sysbench",
+        rtt_ms=rtt,
+        far=(topo["--far"], far_rtt) if topo.get("--far") and far_rtt is not None else None,
+        bandwidth_mbps=_number(topo.get("--rate-mbit")) or LAB_BANDWIDTH_MBPS,
+        windows=_windows(case, commands),
+    )
+
+
+def lab_run_rows(case: Mapping[str, Any]) -> list[Row]:
+    """Rows of one lab-runs.yaml case (:func:`lab_run_setup`)."""
+    setup = lab_run_setup(case)
+    name = f"lab {case['id']}"
+    wrong = LAB_RUN_KNOWN_WRONG.get(case["id"], {})
+    measured = case["measured"]
+    if setup.experiment == "sysbench":
+        return _sysbench_rows(
+            name,
+            measured,
+            setup.rtt_ms,
+            setup.windows,
+            far=setup.far,
+            bandwidth_mbps=setup.bandwidth_mbps,
+            wrong=wrong,
+        )
     rows = []
-    case = "lab large-writeset-one-writer-rtt20"
-    for size, p50 in ((3389, 32.5), (197983, 100.9), (788726, 258.3), (3103172, 935.6)):
-        workload = {"workload": {"writeset_bytes": {"p50": size, "p99": size}}}
-        commit = _commit(_option(_cluster(_equal(3, 20.0), **workload)))
-        wrong = "" if size < 10_000 else _ISSUE_11_SIZE
+    for entry in measured:
+        rtt = float(entry.get("rtt_ms", setup.rtt_ms))
+        pairs = _far(rtt, *setup.far) if setup.far else _equal(rtt)
+        rows += _blob_rows(
+            name, [entry], pairs, setup.windows, bandwidth_mbps=setup.bandwidth_mbps, wrong=wrong
+        )
+    return rows
+
+
+def _commands(text: str) -> dict[str, dict[str, str]]:
+    """``./experiment.py SUB --flag value; ...`` as {SUB: {--flag: value}}."""
+    found: dict[str, dict[str, str]] = {}
+    for command in re.split(r"[;\n]", text):
+        words = shlex.split(command)
+        if len(words) < 2 or not words[0].endswith("experiment.py"):
+            continue
+        flags = words[2:]
+        found[words[1]] = {
+            flag: flags[i + 1] if i + 1 < len(flags) else ""
+            for i, flag in enumerate(flags)
+            if flag.startswith("--")
+        }
+    return found
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None  # a placeholder such as R: the entries carry the value
+
+
+def _windows(case: Mapping[str, Any], commands: Mapping[str, Mapping[str, str]]) -> dict[str, int]:
+    given = case.get("windows") or {}
+    flags = commands.get("windows", {})
+    send = given.get("send_window", flags.get("--send"))
+    user = given.get("user_send_window", flags.get("--user"))
+    windows = {}
+    if send is not None:
+        windows["evs.send_window"] = int(send)
+    if user is not None:
+        windows["evs.user_send_window"] = int(user)
+    return windows
+
+
+def unbuilt_lab_runs(directory: Path = CALIBRATION) -> dict[str, str]:
+    """lab-runs.yaml cases (inputs aside) that :func:`lab_run_setup` cannot rebuild, and why."""
+    unbuilt = {}
+    for case in calibration_cases(directory).get("lab-runs.yaml", []):
+        if case.get("role") == "input":
+            continue
+        try:
+            lab_run_setup(case)
+        except UnbuiltCase as error:
+            unbuilt[case["id"]] = str(error)
+    return unbuilt
+
+
+def lab_runs_rows() -> list[Row]:
+    """Every lab-runs.yaml case that can be rebuilt, inputs aside, held-out ones included."""
+    cases = calibration_cases().get("lab-runs.yaml", [])
+    unbuilt = unbuilt_lab_runs()
+    return [
+        row
+        for case in cases
+        if case.get("role") != "input" and case["id"] not in unbuilt
+        for row in lab_run_rows(case)
+    ]
+
+
+# -- field-data.yaml ----------------------------------------------------------------------
+
+
+def field_rows() -> list[Row]:
+    """The cases of field-data.yaml."""
+    return _pxc_send_window() + _inserts() + _intercontinental() + _single_session()
+
+
+def _pxc_send_window() -> list[Row]:
+    case_id = "pxc-7ms-send-window"
+    measured = _measured("field-data.yaml", case_id)
+    lan = _entry(measured, condition="no added latency")
+    near, far_rtt = 0.1, 0.1 + 7.0  # ping 0.1 ms; 7 ms added one way on n3's interface
+    # 50 threads at 2698 tps on the LAN: each transaction takes 50 / 2698 s (Little's law).
+    clients = {"concurrency": 50, "baseline_txn_latency_ms": 50 / lan["tps"] * 1000}
+    wrong_default = (
+        "the model batches queued write sets into one EVS message as evs.use_aggregate "
+        "does and the lab shows (303.8 tps at 16 threads and RTT 20, above the 133/s one "
+        "write set per message would allow); this 2016 PXC run stayed at 739 tps with a p95 "
+        "of 571 ms: a queue the windows alone do not explain (flow control or CPU on the "
+        "far node are candidates the source does not let us check)"
+    )
+    rows = []
+    for condition, label, windows, wrong in (
+        ("7 ms, default windows", "default windows (PXC)", {}, wrong_default),
+        (
+            "7 ms, evs.send_window=512; evs.user_send_window=512",
+            "windows 512/512",
+            {"evs.send_window": 512, "evs.user_send_window": 512},
+            "",
+        ),
+    ):
+        topology = _cluster(
+            _far(near, "n3", far_rtt),
+            writeset_bytes=SYSBENCH_WRITESET_BYTES,
+            provider_options=windows,
+            flavor="pxc",
+            workload={"clients": clients},
+        )
+        tps, txn = run(topology).throughput()
+        entry = _entry(measured, condition=condition)
+        why = wrong or (
+            "the 18.5 ms LAN baseline is mostly queueing of 50 threads for one node's CPU; "
+            "while clients wait on the network that queue shrinks, but the closed-loop "
+            "model adds the commit wait to the whole think time (a pessimistic bound)"
+        )
+        rows += [
+            Row(
+                f"field {case_id}",
+                f"{label}: tps",
+                "1/s",
+                FIELD_THROUGHPUT,
+                tps,
+                entry["tps"],
+                why,
+                wrong,
+            ),
+            Row(
+                f"field {case_id}",
+                f"{label}: transaction p95",
+                "ms",
+                FIELD_LATENCY,
+                txn["p95"],
+                entry["p95_ms"],
+                wrong,
+                wrong,
+            ),
+        ]
+    return rows
+
+
+# Galera 2.x, under the PXC 5.5 of the 2012 cases, had no gmcast.segment: every node in one
+# segment (the option is new in Galera 3: https://www.percona.com/blog/new-wsrep_provider_options-galera-3-x-percona-xtradb-cluster-5-6).
+GALERA_2 = {"flavor": "pxc", "provider_options": {"gmcast.segment": 0}}
+_LAN_2012 = (
+    "the source gives no LAN round trip: the model takes its default (Site.lan_rtt_ms) and the "
+    "0.25 ms asynchronous control as local work; the rest of the 2 ms PXC 5.5 took on 2012 EC2 "
+    "hosts lies in what the source did not measure (the LAN's RTT, the hosts)"
+)
+
+
+def _inserts() -> list[Row]:
+    rows = []
+    case_id = "insert-100ms-two-colo"
+    measured = _measured("field-data.yaml", case_id)
+    # 3 nodes per DC, writes on one node; the asynchronous control (0.25 ms) is a commit that
+    # waits for no one: the case's local commit.
+    local = _entry(measured, condition="asynchronous replication (control)")["latency_ms"]
+    workload = {
+        "local_commit_ms": local,
+        "writeset_bytes": {"p50": ONE_ROW_WRITESET_BYTES, "p99": ONE_ROW_WRITESET_BYTES},
+    }
+    east = {"name": "us-east", "nodes": 3}
+    west = {"name": "us-west", "nodes": 3, "writes": False}
+    wan = {
+        "sites": ["us-east", "us-west"],
+        "measurements": [{"method": "icmp", "samples_ms": [100.0]}],
+    }
+    for condition, sites, links, wrong in (
+        ("PXC, all nodes in one DC", [east], [], _LAN_2012),
+        ("PXC, nodes in two DCs", [east, west], [wan], ""),
+    ):
+        topology = {
+            "requirements": {"survive": "node"},
+            "sites": sites,
+            "links": links,
+            "galera": GALERA_2,
+            "workload": workload,
+        }
+        entry = _entry(measured, condition=condition)
         rows.append(
             Row(
-                case,
-                f"commit p50, {size} B write set",
+                f"field {case_id}",
+                f"{condition}: insert",
                 "ms",
-                commit["p50"],
-                p50,
-                0.2,
-                _WHY_SIZE if wrong else "",
-                known_wrong=wrong,
+                FIELD_LATENCY,
+                run(topology).commit_ms("us-east", "p50"),
+                entry["latency_ms"],
+                wrong,
+                wrong,
             )
         )
-    case = "lab sysbench-one-node-rtt20-rtt30"
-    for rtt, threads, tps in ((20, 4, 96.7), (20, 16, 303.8), (30, 4, 65.9), (30, 16, 220.5)):
-        # About 4 ms of SQL per transaction without WAN delay; 1.6-1.7 KB write sets.
-        clients = {"concurrency": threads, "baseline_txn_latency_ms": 4.0}
-        workload = {"workload": {"clients": clients, "writeset_bytes": {"p50": 1650}}}
-        option = _option(_cluster(_equal(3, float(rtt)), **workload))
-        assert option.throughput is not None
+    case_id = "insert-sydney-saopaulo"
+    topology = {
+        "requirements": {"survive": "node"},
+        "sites": [
+            {"name": "sydney", "nodes": 1},
+            {"name": "saopaulo", "nodes": 1, "writes": False},
+        ],
+        "links": [
+            {
+                "sites": ["sydney", "saopaulo"],
+                "measurements": [{"method": "icmp", "samples_ms": [316.0]}],
+            }
+        ],
+        "workload": {"writeset_bytes": {"p50": 1024, "p99": 1024}},  # "a single 1 KB INSERT"
+    }
+    entry = _entry(_measured("field-data.yaml", case_id), condition="one insert")
+    rows.append(
+        Row(
+            f"field {case_id}",
+            "one insert",
+            "ms",
+            FIELD_LATENCY,
+            run(topology).commit_ms("sydney", "p50"),
+            entry["latency_ms"],
+            "44 ms above one RTT are not explained by the source; likely EC2 host and "
+            "2015 Galera overheads",
+        )
+    )
+    return rows
+
+
+_ROUTE_2012 = (
+    "no RTT was published: the model estimates it from distance (modern cloud-backbone "
+    "fit); in 2012 Ireland-Tokyo traffic crossed the US, about twice the great circle"
+)
+
+
+def _intercontinental() -> list[Row]:
+    case_id = "insert-intercontinental"
+    measured = _measured("field-data.yaml", case_id)
+    local = _entry(measured, condition="single node in Ireland, no cluster")["latency_ms"]
+    where = {"ireland": (53.35, -6.26), "tokyo": (35.68, 139.69), "ncalifornia": (37.35, -121.96)}
+    sites = [
+        {"name": n, "nodes": 1, "writes": n == "ireland", "location": {"lat": la, "lon": lo}}
+        for n, (la, lo) in where.items()
+    ]
+    base = {
+        "requirements": {"survive": "node"},
+        "galera": GALERA_2,
+        "workload": {
+            "local_commit_ms": local,
+            "writeset_bytes": {"p50": ONE_ROW_WRITESET_BYTES, "p99": ONE_ROW_WRITESET_BYTES},
+        },
+    }
+    rows = []
+    for condition, count in (
+        ("2 nodes: Ireland and Tokyo", 2),
+        ("3 nodes: Ireland, Tokyo, N. California", 3),
+    ):
+        predicted = run({**base, "sites": sites[:count]}).commit_ms("ireland", "p50")
+        entry = _entry(measured, condition=condition)
         rows.append(
             Row(
-                case,
-                f"RTT {rtt} ms, {threads} threads: tps",
-                "1/s",
-                option.throughput.commits_per_s,
-                tps,
-                0.2,
-                _WHY_BATCH,
-                known_wrong=_ISSUE_11_BATCH,
+                f"field {case_id}",
+                f"{condition}: insert",
+                "ms",
+                FIELD_LATENCY,
+                predicted,
+                entry["latency_ms"],
+                _ROUTE_2012,
+                _ROUTE_2012,
             )
         )
     return rows
 
 
+def _single_session() -> list[Row]:
+    case_id = "single-session-inserts-vs-delay"
+    measured = _measured("field-data.yaml", case_id)
+    baseline = _entry(measured, added_delay_ms=0)["inserts_per_s"]
+    # One JDBC session: an insert and its commit take 1000 / 55 ms with no delay added.
+    clients = {"concurrency": 1, "baseline_txn_latency_ms": 1000 / baseline}
+    rows = []
+    for entry in measured:
+        delay = entry["added_delay_ms"]
+        if delay == 0:
+            continue  # the baseline: an input
+        # netem delay on one host of three (assumed: the source does not say how many nodes).
+        topology = _cluster(_far(0.1, "n3", 0.1 + delay), workload={"clients": clients})
+        tps, _ = run(topology).throughput()
+        wrong = (
+            "values read off a plot; at 300 ms the benchmark likely hit client timeouts: a "
+            "round trip per commit allows about 3 inserts/s, not 1"
+            if delay == 300
+            else ""
+        )
+        rows.append(
+            Row(
+                f"field {case_id}",
+                f"inserts/s at +{delay} ms",
+                "1/s",
+                FIELD_THROUGHPUT,
+                tps,
+                entry["inserts_per_s"],
+                wrong,
+                wrong,
+            )
+        )
+    return rows
+
+
+# -- what has no row, and why -------------------------------------------------------------
+
+DROPPED = (
+    Dropped(
+        "field propagation",
+        "one way at c, Rome to Mountain View",
+        "a definition: a distance over the speed of light checks arithmetic, not the model",
+    ),
+    Dropped(
+        "field writes-per-session-100ms",
+        "writes/s of 1 and 10 sessions, autocommit and 10-statement transactions",
+        "a definition: the source's 10, 100 and 1000 writes/s are 1000 / RTT times sessions "
+        "times statements, worked out, not measured",
+    ),
+    Dropped(
+        "field tcp-payload-400km",
+        "netperf TCP_RR at 48 KB and 512 KB, DC1 to DC2 and inside DC1",
+        "no product path: netperf ran -b 5 (6 transactions in flight) with 48 KB responses, so "
+        "its times are per transaction of a burst; the product costs one write set and its "
+        "small acknowledgement (LinkEvidence.writeset_rtt), and reads bursts only as "
+        "measurements. The burst term (in_flight) existed only in the benchmarks",
+    ),
+    Dropped(
+        "field insert-100ms-two-colo",
+        "semi-synchronous replication, remote replica",
+        "not Galera: the product has no semi-synchronous option",
+    ),
+    Dropped(
+        "lab hot-row-one-writer-rtt10",
+        "commits/s of the one client",
+        "a second reading of the commit p50 row: one client commits 1000 / commit p50 times a "
+        "second, so the row would count the same prediction twice",
+    ),
+    Dropped(
+        "lab hot-row-one-writer-far-node",
+        "commits/s of the one client",
+        "a second reading of the commit p50 row, as above",
+    ),
+    Dropped(
+        "lab hot-row-queue-one-node-rtt10",
+        "commit p50 and p99 of 4 and 16 clients queued on the row",
+        "no product path: the clients wait for the row's lock in a closed loop; HOT-ROW-QUEUE "
+        "gives the M/D/1 wait of open arrivals below the bound, and the closed-loop "
+        "throughput (workload.clients) knows no row lock",
+    ),
+    Dropped(
+        "lab hot-row-spread-writers-rtt10",
+        "commits, deadlock errors and certification failures by node",
+        "no product path: the product gives certification conflicts per second for a row's "
+        "required rate split evenly over its writer sites (OptionReport.conflicts_per_s); the "
+        "lab's clients retried in a closed loop, 2/1/1 over the nodes, with no stated rate",
+    ),
+    Dropped(
+        "lab sysbench-one-node-rtt20-rtt30",
+        "transaction mean (avg)",
+        "not a statistic the product reports: its transaction latency is percentiles (p50, p95), "
+        "and the p95 has its rows",
+    ),
+    Dropped(
+        "lab tcp-request-response-rtt10",
+        "64 B, 48 KB and 512 KB requests on a fresh connection",
+        "no product path: a write set travels on Galera's open connection, so the product "
+        "costs warm windows only (LinkEvidence.writeset_rtt)",
+    ),
+)
+
+
+def held_out_cases(directory: Path = CALIBRATION) -> list[str]:
+    """Row case names (``lab <id>``, ``field <id>``) of the cases marked ``role: held_out``."""
+    return [
+        f"{_PREFIX[name]} {case['id']}"
+        for name, cases in calibration_cases(directory).items()
+        for case in cases
+        if case.get("role") == "held_out"
+    ]
+
+
+_PREFIX = {"lab-galera.yaml": "lab", "lab-runs.yaml": "lab", "field-data.yaml": "field"}
+
+
 def rows() -> list[Row]:
-    """Every calibration row, lab first."""
-    return lab_rows() + lab_rows_2026_11() + field_rows()
+    """Every calibration row: lab-galera.yaml, lab-runs.yaml, then field-data.yaml; a row of a
+    case marked ``role: held_out`` carries ``held_out=True``, in whichever file it is."""
+    held_out = set(held_out_cases())
+    return [
+        replace(row, held_out=True) if row.case in held_out else row
+        for row in lab_rows() + lab_runs_rows() + field_rows()
+    ]
 
 
 if __name__ == "__main__":  # a quick look: python -m benchmarks.cases
     for row in rows():
-        flag = "" if abs(row.error) <= row.tolerance else "  <-- beyond tolerance"
+        flag = "" if row.within else "  <-- miss"
         print(
-            f"{row.case:42s} {row.quantity:44s} {row.predicted:9.2f} {row.measured:9.2f} "
-            f"{row.error:+7.1%}{flag}"
+            f"{row.case:46s} {row.quantity:50s} {row.predicted:9.2f} {row.measured:9.2f} "
+            f"{row.error:+7.1%} ±{row.tolerance:.0%}{flag}"
         )
-    errors = [abs(r.error) for r in rows()]
-    print(
-        f"median absolute error {np.median(errors):.1%} over {len(errors)} rows; "
-        f"{sum(math.isfinite(e) for e in errors)} finite"
-    )

@@ -1,16 +1,25 @@
-"""Fidelity: every calibration case, predicted against measured, as a Markdown section.
+"""Fidelity: every calibration row, predicted against measured, as a Markdown section.
 
 The rows come from :mod:`benchmarks.cases` (the one place that rebuilds each case as a
-topology); this module only tabulates them, takes the median absolute relative error, and
-explains every row off by more than :data:`OFF_LIMIT`: the case's own reason and what would
-fix it (:func:`fixes`, written after looking at each miss).
+topology and runs it through the product); this module only tabulates and summarises them:
+
+- the median absolute relative error of the lab rows and of the field rows, apart, each
+  against its target (:data:`TARGET_MEDIAN_ERROR`);
+- the bias of each kind of quantity: how many rows the model puts below the measurement and
+  how many above, and the median signed error (a latency predicted low hides a breach of a
+  COMMIT-LATENCY-SLO);
+- the rows within their kind's tolerance, and every miss with its reason and what would fix
+  it (:func:`fixes`, written after looking at each miss);
+- what the calibration files measured that has no row, and why (``cases.DROPPED``);
+- apart from all of the above, the out-of-sample rows: cases marked ``role: held_out``,
+  measured after the model was fixed.
 """
 
 from __future__ import annotations
 
 __all__ = [
-    "OFF_LIMIT",
     "TARGET_MEDIAN_ERROR",
+    "Bias",
     "Summary",
     "fixes",
     "markdown",
@@ -23,93 +32,163 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
+from benchmarks import cases
+from benchmarks.cases import DROPPED, KINDS, Dropped, Kind, Row
 
-from advisor.model import physics, tcp
-from benchmarks.cases import Row
-
-OFF_LIMIT = 0.25  # issue 6: rows off by more than this need a reason and a fix
-TARGET_MEDIAN_ERROR = 0.15  # issue 6: median absolute relative error over all rows
+# The median absolute relative error each source's rows should stay under: issue 11 asks 10 %
+# of the lab rows; the field rows keep issue 6's 15 % (then over all rows).
+TARGET_MEDIAN_ERROR = {"lab": 0.10, "field": 0.15}
 
 
 def fixes() -> dict[str, str]:
-    """What would bring each far-off case within 25 %, keyed by Row.case.
+    """What would bring each case's misses within tolerance, keyed by Row.case.
 
-    Figures in the text are computed here from the model, so they follow it when it changes.
+    Figures in the text come from the product (the link evidence of the case's topology), so
+    they follow it when it changes.
     """
-    km = float(physics.great_circle_km(53.35, -6.26, 35.68, 139.69))  # as in cases.py
-    implied_rtt_ms = 275.6 - 5.1  # the insert less the measured local commit
-    route_km = (
-        (implied_rtt_ms - physics.ESTIMATE_FIXED_OVERHEAD_MS)
-        / 2
-        * physics.propagation_km_per_ms("fiber")
+    held_out_tail = (
+        "a host-noise term in the commit draws, or quiet runs of more commits before the tail "
+        "is judged"
     )
-    estimate_ms = float(physics.estimated_rtt_ms(km))
-    at_700_ms = float(tcp.request_response_ms(512 * 1024, 48 * 1024, 3.10, 700.0, in_flight=6))
     return {
-        "field insert-intercontinental": (
-            f"measure the link. The distance fit estimates {estimate_ms:.0f} ms over the"
-            f" {km:,.0f} km great circle; the inserts imply about "
-            f"{implied_rtt_ms:.0f} ms, a fibre path near {route_km:,.0f} km (give it as "
-            "route_km), plausible for the 2012 route through the US"
-        ),
-        "field single-session-inserts-vs-delay": (
-            "nothing in the model: a round trip per commit allows 1000 / (18 + 300) = 3 "
-            "inserts/s; the 1/s point was read off a plot and the run likely hit client "
-            "timeouts. Re-measure with longer timeouts, or drop the point"
-        ),
-        "field tcp-payload-400km": (
-            f"give the link the bandwidth it carried: at bandwidth_mbps 700 (the source's "
-            f"figure) the model predicts {at_700_ms:.2f} ms ({at_700_ms / 37.25 - 1:+.1%}); "
-            "loss and retransmission would need a loss term in tcp.request_response_ms (for "
-            "example Mathis et al. 1997)"
-        ),
-        "field pxc-7ms-send-window": (
-            "count the write sets that share one EVS message under concurrency (about 1.3 per "
-            "message at 50 clients); the model sends one per message"
+        "lab held-out-large-writeset-rtt40": held_out_tail,
+        "lab held-out-large-writeset-far-node": held_out_tail,
+        "lab held-out-large-writeset-windows-16-8": held_out_tail,
+        "lab held-out-sysbench-8-threads-rtt40": (
+            "a CPU queue in the closed loop (the lab machine's capacity without delay), or a "
+            "machine with CPU to spare"
         ),
         "lab hot-row-spread-writers-rtt10": (
             "let two clients on one node overlap one's execution with the other's commit"
         ),
+        "lab large-writeset-one-writer-rtt20": (
+            "nothing in the network model: the repeat on a quiet machine fits. A host-noise "
+            "term in the commit draws (the lab's p99 over p50 against its machine_busy_pct) "
+            "would make predicted tails honest on busy hosts"
+        ),
+        "lab large-writeset-rtt20-wide-windows": (
+            "a congestion window that grows from its initial size once per round trip "
+            "(RFC 5681 slow start; RFC 6928's initial window of 10 segments) for a burst beyond "
+            "the bandwidth-delay product, in tcp.request_response_ms"
+        ),
+        "lab sysbench-one-node-rtt20-rtt30": (
+            "a CPU term in the closed loop: at RTT 0 the same machine takes 28 ms per "
+            "transaction at 16 threads against 7.4 ms at 4 (lab-runs.yaml sysbench-rtt0-rtt20), "
+            "or runs on a machine with CPU to spare"
+        ),
+        "field pxc-7ms-send-window": (
+            "find the queue of the 2016 run (flow control, the far node's CPU) in a lab run "
+            "with PXC's defaults before modelling it; batching alone predicts the 512/512 run"
+        ),
+        "field insert-100ms-two-colo": (
+            "give the site's lan_rtt_ms and local_commit_ms where they are measured; this source "
+            "measured neither for the one-DC cluster"
+        ),
+        "field insert-intercontinental": _intercontinental_fix(),
+        "field single-session-inserts-vs-delay": (
+            "nothing in the model: re-measure the 300 ms point with longer client timeouts, or "
+            "drop it"
+        ),
     }
+
+
+def _intercontinental_fix() -> str:
+    measured = cases.calibration_cases()["field-data.yaml"]
+    case = next(c for c in measured if c["id"] == "insert-intercontinental")
+    by = {e["condition"]: e["latency_ms"] for e in case["measured"]}
+    implied_ms = by["2 nodes: Ireland and Tokyo"] - by["single node in Ireland, no cluster"]
+    topology = {
+        "sites": [
+            {"name": "ireland", "nodes": 1, "location": {"lat": 53.35, "lon": -6.26}},
+            {"name": "tokyo", "nodes": 1, "location": {"lat": 35.68, "lon": 139.69}},
+        ]
+    }
+    link = cases.run(topology).analysis.link("ireland", "tokyo")
+    estimate_ms = float(link.rtt.quantile(0.5))
+    km = link.distance_km or 0.0
+    return (
+        f"measure the link: the product estimates {estimate_ms:.0f} ms over the {km:,.0f} km "
+        f"great circle, where the inserts imply about {implied_ms:.0f} ms (two nodes, less the "
+        "single node's insert); giving route_km for the 2012 path through the US would do too"
+    )
+
+
+@dataclass(frozen=True)
+class Bias:
+    """How one kind's rows err: the direction and the median signed error."""
+
+    kind: Kind
+    rows: int
+    under: int  # predicted below the measurement
+    over: int  # predicted above it
+    median_error: float  # signed, relative
+    within: int
 
 
 @dataclass(frozen=True)
 class Summary:
-    """The headline of the fidelity table."""
+    """The headline of a set of rows."""
 
     rows: int
-    median_abs_error: float  # relative, 0.05 = 5 %
-    within_tolerance: int  # rows inside the tolerance their case states
-    off: tuple[Row, ...]  # rows with |error| > OFF_LIMIT
+    median_abs_error: dict[str, float]  # by source, "lab" and "field" (those with rows)
+    count: dict[str, int]  # rows by source
+    within_tolerance: int
+    misses: tuple[Row, ...]  # rows beyond their kind's tolerance
+    bias: tuple[Bias, ...]  # by kind, in the order of cases.KINDS
 
-    @property
-    def met(self) -> bool:
-        return self.median_abs_error <= TARGET_MEDIAN_ERROR
+    def met(self, source: str) -> bool | None:
+        """Whether ``source``'s median absolute error meets its target (None: no rows)."""
+        if source not in self.median_abs_error:
+            return None
+        return self.median_abs_error[source] <= TARGET_MEDIAN_ERROR[source]
 
 
 def summarise(rows: Sequence[Row]) -> Summary:
-    """Median absolute relative error, rows within tolerance, rows beyond :data:`OFF_LIMIT`."""
+    """Medians by source, the bias by kind, the rows within tolerance, and the misses."""
     if not rows:
         raise ValueError("no calibration rows to summarise")
+    sources = [s for s in ("lab", "field") if any(r.kind.source == s for r in rows)]
+    bias = []
+    for kind in KINDS:
+        of_kind = [r for r in rows if r.kind == kind]
+        if of_kind:
+            bias.append(
+                Bias(
+                    kind,
+                    len(of_kind),
+                    sum(r.error < 0 for r in of_kind),
+                    sum(r.error > 0 for r in of_kind),
+                    statistics.median(r.error for r in of_kind),
+                    sum(r.within for r in of_kind),
+                )
+            )
     return Summary(
         rows=len(rows),
-        median_abs_error=statistics.median(abs(r.error) for r in rows),
-        within_tolerance=sum(abs(r.error) <= r.tolerance for r in rows),
-        off=tuple(r for r in rows if abs(r.error) > OFF_LIMIT),
+        median_abs_error={
+            s: statistics.median(abs(r.error) for r in rows if r.kind.source == s) for s in sources
+        },
+        count={s: sum(r.kind.source == s for r in rows) for s in sources},
+        within_tolerance=sum(r.within for r in rows),
+        misses=tuple(r for r in rows if not r.within),
+        bias=tuple(bias),
     )
 
 
-def uncovered_cases(rows: Sequence[Row], calibration_dir: Path) -> list[str]:
-    """Case ids of the calibration YAML files that no row's case name mentions."""
-    missing = []
-    for name in ("lab-galera.yaml", "field-data.yaml"):
-        path = calibration_dir / name
-        if not path.is_file():
-            continue
-        cases = yaml.safe_load(path.read_text(encoding="utf-8")).get("cases", [])
-        missing += [c["id"] for c in cases if not any(c["id"] in r.case for r in rows)]
-    return missing
+def uncovered_cases(
+    rows: Sequence[Row], calibration_dir: Path, dropped: Sequence[Dropped] = DROPPED
+) -> list[str]:
+    """Case ids of the calibration files with neither a row nor a note saying why not.
+
+    A case with ``role: input`` measured another case's input and needs neither.
+    """
+    covered = {r.case for r in rows} | {d.case for d in dropped}
+    prefix = {"lab-galera.yaml": "lab", "lab-runs.yaml": "lab", "field-data.yaml": "field"}
+    return [
+        case["id"]
+        for name, found in cases.calibration_cases(calibration_dir).items()
+        for case in found
+        if case.get("role") != "input" and f"{prefix[name]} {case['id']}" not in covered
+    ]
 
 
 def _number(value: float) -> str:
@@ -119,51 +198,156 @@ def _number(value: float) -> str:
     return f"{value:.2f}" if abs(value) >= 1 else f"{value:.3f}"
 
 
-def _percent(fraction: float) -> str:
-    return f"{fraction:.0%}" if fraction >= 0.01 else f"{fraction:.1%}"
-
-
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def markdown(rows: Sequence[Row], calibration_dir: Path | None = None) -> str:
-    """The fidelity section of BENCHMARKS.md: table, median, and every row off by > 25 %."""
-    summary = summarise(rows)
-    verdict = "met" if summary.met else "**missed**"
+def _table(rows: Sequence[Row]) -> list[str]:
     lines = [
-        "| case | quantity | unit | predicted | measured | error | tolerance |",
-        "| --- | --- | --- | ---: | ---: | ---: | ---: |",
+        "| case | quantity | kind | unit | predicted | measured | error | tolerance | |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in rows:
-        flag = " ⚠" if abs(r.error) > OFF_LIMIT else ""
+        status = "within" if r.within else "**miss**"
         lines.append(
-            f"| {_cell(r.case)} | {_cell(r.quantity)} | {r.unit} | {_number(r.predicted)} "
-            f"| {_number(r.measured)} | {r.error:+.1%}{flag} | ±{_percent(r.tolerance)} |"
+            f"| {_cell(r.case)} | {_cell(r.quantity)} | {r.kind.name} | {r.unit} "
+            f"| {_number(r.predicted)} | {_number(r.measured)} | {r.error:+.1%} "
+            f"| ±{r.tolerance:.0%} | {status} |"
         )
+    return lines
+
+
+def _headline(summary: Summary) -> list[str]:
+    parts = []
+    for source, median in summary.median_abs_error.items():
+        verdict = "met" if summary.met(source) else "**missed**"
+        parts.append(
+            f"**{source.capitalize()} rows: median absolute error {median:.1%}** over "
+            f"{summary.count[source]} rows (target ≤ {TARGET_MEDIAN_ERROR[source]:.0%}: "
+            f"{verdict})."
+        )
+    parts.append(
+        f"{summary.within_tolerance} of {summary.rows} rows within their kind's tolerance; "
+        f"{len(summary.misses)} missed."
+    )
+    return [" ".join(parts)]
+
+
+def _bias(summary: Summary) -> list[str]:
+    lines = [
+        "| kind | tolerance | rows | within | under | over | median signed error |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for b in summary.bias:
+        lines.append(
+            f"| {b.kind.name} | ±{b.kind.tolerance:.0%} | {b.rows} | {b.within} | {b.under} "
+            f"| {b.over} | {b.median_error:+.1%} |"
+        )
+    latency = [b for b in summary.bias if b.kind.quantity == "latency"]
+    if latency:
+        under = sum(b.under for b in latency)
+        total = sum(b.rows for b in latency)
+        lines += [
+            "",
+            f"Latency rows predicted below the measurement: {under} of {total}, the direction "
+            "that hides a breach of a COMMIT-LATENCY-SLO.",
+        ]
+    return lines
+
+
+def _misses(misses: Sequence[Row]) -> list[str]:
+    """One item per case and reason: its missed quantities, why, and what would fix it."""
+    known = fixes()
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for r in misses:
+        why = r.known_wrong or r.why or "no reason recorded: investigate these rows"
+        groups.setdefault((r.case, why), []).append(r)
+    lines = []
+    for (case, why), missed in groups.items():
+        quantities = "; ".join(
+            f"{_cell(r.quantity)} {r.error:+.1%} (±{r.tolerance:.0%}, {r.kind.name})"
+            for r in missed
+        )
+        fix = known.get(case, "no fix recorded yet")
+        lines.append(f"- **{_cell(case)}**: {quantities}. Why: {why}. What would fix it: {fix}.")
+    return lines
+
+
+def markdown(rows: Sequence[Row], calibration_dir: Path | None = None) -> str:
+    """The fidelity section of BENCHMARKS.md (see the module docstring)."""
+    in_sample = [r for r in rows if not r.held_out]
+    held_out = [r for r in rows if r.held_out]
+    summary = summarise(in_sample)
+    lines = [
+        "### Summary",
+        "",
+        *_headline(summary),
+        "",
+        *_bias(summary),
+        "",
+        "### Tolerances, by kind of quantity",
+        "",
+        "Fixed per kind from the noise of its measurements, never per row or widened to fit "
+        "one (benchmarks/cases.py says how each was chosen):",
+        "",
+        *[f"- {k.name}: ±{k.tolerance:.0%}, {k.reason}." for k in KINDS],
+        "",
+        "### Rows",
+        "",
+        *_table(in_sample),
+    ]
+    if summary.misses:
+        lines += ["", "### Misses", "", *_misses(summary.misses)]
     lines += [
         "",
-        f"**Median absolute error: {summary.median_abs_error:.1%}** over {summary.rows} rows "
-        f"(target ≤ {TARGET_MEDIAN_ERROR:.0%}: {verdict}); {summary.within_tolerance} of "
-        f"{summary.rows} rows within the tolerance their case states; {len(summary.off)} off by "
-        f"more than {OFF_LIMIT:.0%} (⚠).",
+        "### Not in the table",
+        "",
+        "Measured, but no row: a definition checks arithmetic, not the model; a second "
+        "reading of a row's prediction would count it twice; and some quantities have no "
+        "path through the product, which the table does not stand in for with formulas of "
+        "its own.",
+        "",
+        *[f"- **{_cell(d.case)}**, {_cell(d.quantity)}: {d.reason}." for d in DROPPED],
     ]
     if calibration_dir is not None:
         missing = uncovered_cases(rows, calibration_dir)
-        lines += [
-            "",
-            "Every case of the calibration files has at least one row."
-            if not missing
-            else f"Cases of the calibration files with no row yet: {', '.join(missing)}.",
-        ]
-    if summary.off:
-        known = fixes()
-        lines += ["", f"### Rows off by more than {OFF_LIMIT:.0%}", ""]
-        for r in summary.off:
-            why = r.why or "no reason recorded with the case"
-            fix = r.known_wrong or known.get(r.case, "no fix recorded yet: investigate this case")
+        unbuilt = cases.unbuilt_lab_runs(calibration_dir)
+        lines.append("")
+        if missing:
+            named = [f"{m} ({unbuilt[m]})" if m in unbuilt else m for m in missing]
+            lines.append(f"Cases of the calibration files with no row yet: {', '.join(named)}.")
+        else:
             lines.append(
-                f"- **{_cell(r.case)}, {_cell(r.quantity)}** ({r.error:+.1%}). "
-                f"Why: {why}. What would fix it: {fix}."
+                "Every case of the calibration files has rows or a note above (a case marked "
+                "`role: input` measured another case's input and needs neither)."
             )
+    lines += ["", "### Out of sample", "", *_out_of_sample(held_out, calibration_dir)]
     return "\n".join(lines) + "\n"
+
+
+def _out_of_sample(held_out: Sequence[Row], calibration_dir: Path | None) -> list[str]:
+    """The rows of cases marked ``role: held_out``: measured after the model was fixed."""
+    intro = (
+        "Cases marked `role: held_out` in benchmarks/calibration/lab-runs.yaml were measured "
+        "after the model was fixed: nothing in it was chosen with them in view, so they say "
+        "how the model does on data it has not seen. They are not in the summary above."
+    )
+    if not held_out:
+        marked = cases.held_out_cases(calibration_dir) if calibration_dir is not None else []
+        if marked:
+            return [
+                intro,
+                "",
+                f"Marked but without rows (see the uncovered cases above): {', '.join(marked)}.",
+            ]
+        return [
+            intro,
+            "",
+            "No case is marked `role: held_out` yet: every row above was available while the "
+            "model was being built, so the table is in-sample only.",
+        ]
+    summary = summarise(held_out)
+    lines = [intro, "", *_headline(summary), "", *_bias(summary), "", *_table(held_out)]
+    if summary.misses:
+        lines += ["", *_misses(summary.misses)]
+    return lines

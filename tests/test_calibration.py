@@ -1,46 +1,127 @@
-"""The model against published and lab measurements (benchmarks/cases.py).
+"""The model against lab and published measurements (benchmarks/cases.py).
 
-Each row carries its own tolerance with the reason where it is wide: the model is not tuned
-to any one case, so these are the honest margins of a single model over all of them.
+Every row is held to the tolerance of its kind of quantity (``cases.KINDS``: lab ±20 %, field
+latency ±25 %, field throughput ±30 %, chosen from the noise of each kind of measurement), never
+to a tolerance of its own. A row the model is known to miss carries its reason and is a strict
+xfail: it stays a miss in the table, and its test fails once the model fits it.
 """
 
-import numpy as np
+import ast
+import math
+import statistics
+from pathlib import Path
+
 import pytest
 
-from benchmarks.cases import rows
+from benchmarks import cases, fidelity
+from benchmarks.cases import KINDS, rows
 
 ROWS = rows()
+IN_SAMPLE = [r for r in ROWS if not r.held_out]
 
 
 def _param(row):
-    # A row the model is known to miss is a strict xfail: it fails once the model fits it, so
-    # the mark cannot outlive the fix.
     marks = pytest.mark.xfail(reason=row.known_wrong, strict=True) if row.known_wrong else ()
     return pytest.param(row, marks=marks, id=f"{row.case}: {row.quantity}")
 
 
 @pytest.mark.parametrize("row", [_param(r) for r in ROWS])
-def test_prediction_within_tolerance(row):
-    assert abs(row.error) <= row.tolerance, (
-        f"predicted {row.predicted:.3f} {row.unit}, measured {row.measured} ({row.error:+.1%})"
+def test_prediction_within_the_tolerance_of_its_kind(row):
+    assert abs(row.error) <= row.kind.tolerance, (
+        f"predicted {row.predicted:.3f} {row.unit}, measured {row.measured} ({row.error:+.1%}, "
+        f"{row.kind.name} allows ±{row.kind.tolerance:.0%})"
     )
 
 
-def test_wide_tolerances_are_explained():
+def test_tolerances_are_fixed_by_kind_not_by_row():
+    assert all(row.kind in KINDS for row in ROWS)
+    assert len({k.name for k in KINDS}) == len(KINDS)
+    # The issue's target for every lab row; the field's wider margins carry their reasons.
+    assert {k.tolerance for k in KINDS if k.source == "lab"} == {0.20}
+    assert all(k.reason for k in KINDS)
+
+
+def test_lab_median_absolute_error_meets_the_target():
+    lab = [abs(r.error) for r in IN_SAMPLE if r.kind.source == "lab"]
+    assert statistics.median(lab) <= fidelity.TARGET_MEDIAN_ERROR["lab"] == 0.10
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="six of the fourteen field rows are known misses (a 2012 route estimated from "
+    "distance, a 2016 queue the windows do not explain, a LAN the source did not measure, a "
+    "plot's timeout point): see their rows",
+)
+def test_field_median_absolute_error_meets_the_target():
+    field = [abs(r.error) for r in IN_SAMPLE if r.kind.source == "field"]
+    assert statistics.median(field) <= fidelity.TARGET_MEDIAN_ERROR["field"]
+
+
+def test_every_calibration_case_has_rows_or_a_reason_for_none():
+    assert fidelity.uncovered_cases(ROWS, cases.CALIBRATION) == []
+    assert cases.unbuilt_lab_runs() == {}
+
+
+def test_every_row_measures_what_its_calibration_file_says():
+    # The measured value is read from the case's file, never copied into benchmarks/cases.py.
+    found = cases.calibration_cases()
+    prefix = {"lab-galera.yaml": "lab", "lab-runs.yaml": "lab", "field-data.yaml": "field"}
+    numbers = {
+        f"{prefix[name]} {case['id']}": set(_numbers(case["measured"]))
+        for name, listed in found.items()
+        for case in listed
+    }
     for row in ROWS:
-        if row.tolerance > 0.2:
-            assert row.why, f"{row.case} {row.quantity} needs a reason for its wide tolerance"
+        assert row.measured in numbers[row.case], f"{row.case}: {row.quantity}"
 
 
-def test_median_error_meets_the_fidelity_target():
-    assert np.median([abs(r.error) for r in ROWS]) <= 0.15
+def _numbers(value):
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _numbers(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _numbers(item)
+    elif isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        yield float(value)
 
 
+def test_rows_are_predicted_through_the_product_not_model_helpers():
+    # analyse(), build_recommendation() and what they return; no advisor.model or engine call.
+    tree = ast.parse(Path(cases.__file__).read_text(encoding="utf-8"))
+    imported = {
+        node.module if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    advisor = {name for name in imported if name and name.startswith("advisor")}
+    assert advisor == {
+        "advisor.analysis",
+        "advisor.inputs.loading",
+        "advisor.recommendation",
+        "advisor.result",
+    }
+
+
+def test_quantities_without_a_row_say_why():
+    for dropped in cases.DROPPED:
+        assert dropped.reason, dropped
+        assert dropped.case.split(" ", 1)[0] in ("lab", "field"), dropped
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the model batches queued write sets (evs.use_aggregate, seen in the lab) and so "
+    "predicts far less than the field run's drop with default windows; see that row's reason",
+)
 def test_send_window_drop_and_recovery_have_the_right_direction_and_size():
     pxc = {r.quantity: r for r in ROWS if r.case == "field pxc-7ms-send-window"}
-    default = pxc["tps, default windows (PXC 10/4)"].predicted
-    wide = pxc["tps, windows 512/512"].predicted
-    no_delay = 2698
+    default = pxc["default windows (PXC): tps"].predicted
+    wide = pxc["windows 512/512: tps"].predicted
+    measured = cases.calibration_cases()["field-data.yaml"]
+    case = next(c for c in measured if c["id"] == "pxc-7ms-send-window")
+    no_delay = next(e["tps"] for e in case["measured"] if e["condition"] == "no added latency")
     # Published: 2698 -> 739 (27 %) with defaults, back to 2346 (87 %) with 512/512.
     assert 0.15 < default / no_delay < 0.35
     assert 0.65 < wide / no_delay < 0.95

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -183,9 +184,14 @@ def test_rules_override_of_a_message(cli, tmp_path):
     )
     result = cli("recommend", PARIS, "--format", "json", "--rules", path.parent)
     messages = {(f["option"], f["message"]) for f in _findings(result, "HOT-ROW-RATE")}
-    assert messages == {
-        ("single_cluster", 'OURS: "inventory sku=1001" under single_cluster at 2.33 of its bound')
-    }
+    # 150 updates/s x the single cluster's commit p50 (about 11.8 ms: paris-2 - frankfurt is
+    # estimated within the measured path via paris-1, 10.23 ms) = about 1.77 of its bound.
+    ((option, message),) = messages
+    assert option == "single_cluster"
+    found = re.fullmatch(
+        r'OURS: "inventory sku=1001" under single_cluster at (\d\.\d\d) of its bound', message
+    )
+    assert found and 1.7 <= float(found.group(1)) <= 1.85
     text = cli("recommend", PARIS, "--rules", path.parent)
     assert text.exit_code == 0
     assert 'OURS: "inventory sku=1001" under single_cluster' in " ".join(text.stdout.split())
@@ -320,7 +326,8 @@ def test_sweep_finds_where_the_answer_flips(cli, tmp_path):
     assert swept.exit_code == 0
     data = json.loads(swept.stdout)
     # One cluster until the 5 ms p99 (and the 300/s sequence) no longer fit, then per-site
-    # clusters as the least bad: their one blocker, the shared sequence, stays.
+    # clusters as the least bad: their blockers, the shared sequence and the data-loss limit
+    # of 0 that no asynchronous link meets, stay.
     assert [(f["from"], f["to"]) for f in data["flips"]] == [
         ("single_cluster", "per_site_clusters")
     ]

@@ -71,13 +71,16 @@ def test_segments_one_per_site_and_placeholder_hosts() -> None:
 def test_send_window_follows_the_rule_power_of_two_above_peak_times_headroom() -> None:
     analysis = run(THREE_SITES, "workload: {commits_per_s: {peak: 2000}}")
     option = next(o for o in analysis.options if o.architecture == "single_cluster")
-    safe_ms = option.clusters[0].safe_period_ms
-    # SEND-WINDOW: 2000/s x headroom 2 x one commit round, rounded up to a power of two, >= 16.
-    expected = max(16, 2 ** math.ceil(math.log2(2000 * 2 * safe_ms / 1000)))
+    cluster = option.clusters[0]
+    # SEND-WINDOW: 2000/s x headroom 2 x one commit round, in messages of
+    # writesets_per_message queued write sets (32728 // 10656 = 3 at the default sizes),
+    # rounded up to a power of two, >= 16; the user window half of it.
+    assert cluster.writesets_per_message == 3.0
+    in_flight = 2000 * 2 * cluster.safe_period_ms / 1000 / cluster.writesets_per_message
+    expected = max(16, 2 ** math.ceil(math.log2(in_flight)))
     options = options_of(plan_configuration(analysis, option))
-    assert options["evs.user_send_window"] == expected
-    assert options["evs.send_window"] == 2 * expected
-    assert expected >= 16
+    assert options["evs.send_window"] == expected
+    assert options["evs.user_send_window"] == expected // 2
 
 
 def test_send_window_without_a_commit_rate_takes_the_vendors_512() -> None:
@@ -190,7 +193,9 @@ def test_mariadb_async_links_gtid_domains_and_channels() -> None:
     # The source is not the ProxySQL writer (a-db1) of its cluster.
     assert (channel.source_host, channel.replica_host) == ("a-db2", "b-db2")
     assert (options["MASTER_HOST"], options["MASTER_USE_GTID"]) == ("a-db2", "slave_pos")
-    assert link.lag_p99_ms == pytest.approx(100.0 / 2 + 1.0)
+    # p99 lag: half the round trip, the default p99 write set (65,536 B) at the assumed
+    # 1 Gbit/s (0.524288 ms), no load given so no queue, 1 ms apply.
+    assert link.lag_p99_ms == pytest.approx(100.0 / 2 + 0.524 + 1.0)
 
 
 def test_mysql_variant_for_pxc_with_failover_sources() -> None:

@@ -205,47 +205,7 @@ def test_a_single_writer_never_conflicts():
     assert galera.conflict_rate_per_s([500.0], [100.0]) == 0.0
 
 
-# -- send windows --------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("size_bytes", "messages"),
-    [(0, 1.0), (1000, 1.0), (32_748, 1.0), (32_749, 2.0), (100_000, 4.0)],
-)
-def test_writesets_per_message_split_at_32_748_bytes(size_bytes, messages):
-    # 100,000 / 32,748 = 3.05 -> 4 messages.
-    assert galera.writesets_per_message(size_bytes) == messages
-
-
-def test_window_limit_is_window_over_the_commit_round():
-    # 4 messages per 10 ms round = 400/s; a 100 KB write set takes 4 messages: 100/s.
-    assert galera.window_limit_commits_per_s(4, 10.0, 1000) == pytest.approx(400.0)
-    assert galera.window_limit_commits_per_s(4, 10.0, 100_000) == pytest.approx(100.0)
-
-
-@pytest.mark.parametrize(
-    ("rate", "period_ms", "size", "min_window", "expected"),
-    [
-        (4000.0, 7.0, 1000, 16, 32),  # 4000 x 0.007 = 28 in flight -> 32
-        (6400.0, 10.0, 1000, 16, 64),  # 64 exactly: no rounding up
-        (3000.0, 10.0, 1000, 4, 32),  # 30 -> 32
-        (1000.0, 10.0, 1000, 16, 16),  # 10 -> 16, which is also the floor
-        (400.0, 10.0, 1000, 16, 16),  # 4 -> the floor of 16
-        (1000.0, 10.0, 100_000, 4, 64),  # 10 commits x 4 messages = 40 -> 64
-        (10.0, 10.0, 1000, 1, 1),  # 0.1 in flight -> at least one message
-    ],
-)
-def test_user_send_window_for_rounds_up_to_a_power_of_two(
-    rate, period_ms, size, min_window, expected
-):
-    assert galera.user_send_window_for(rate, period_ms, size, min_window) == expected
-
-
-def test_user_send_window_for_carries_the_rate_it_was_asked_for():
-    # The inverse: 28 in flight need 32, and 32 per 7 ms carry 4571/s >= 4000/s.
-    window = galera.user_send_window_for(4000.0, 7.0, 1000, 1)
-    assert galera.window_limit_commits_per_s(window, 7.0, 1000) == pytest.approx(32 / 0.007)
-    assert galera.window_limit_commits_per_s(window // 2, 7.0, 1000) < 4000.0
+# Send windows and the pipeline of fragments: tests/test_pipeline.py.
 
 
 # -- closed loop and lag ---------------------------------------------------------------------

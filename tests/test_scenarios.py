@@ -206,8 +206,9 @@ def test_a_hot_row_only_per_site_clusters_can_carry():
     assert result.architecture == "per_site_clusters"
     assert rules(result, "single_cluster", "blocker") == {"HOT-ROW-RATE"}
     row = result.hot_rows[0]
-    # 1.5 x 20 ms + 1 ms local: 31 ms per commit, 32 updates/s; on a LAN cluster ~770/s.
-    assert row.max_updates_per_s["single_cluster"] == pytest.approx(32.3, abs=1.0)
+    # 1.5 x 20 ms, the relay hops inside the remote segments and 1 ms local: about 32 ms per
+    # commit at the median, 31.2 updates/s; on a LAN cluster ~750/s.
+    assert row.max_updates_per_s["single_cluster"] == pytest.approx(31.2, abs=0.5)
     assert row.max_updates_per_s["per_site_clusters"] > 600
     change = next(w for w in result.what_would_change if w.quantity == "worst_link_rtt_ms")
     # Viable once 200/s fits: commit <= 5 ms, i.e. RTT about (5 - 1.3) / 1.5 = 2.5 ms.

@@ -31,7 +31,11 @@ def cluster(sites, p50, p99, *, arbitrator=None):
         site_failures=(),
         node_failures=(),
         links=(),
-        user_send_window=2,
+        send_window=4,
+        user_window=2,
+        fragment_bytes=32_728,
+        first_reply_ms={writer: p50 - 1.0},
+        writesets_per_message=1.0,
         local_commit_ms=1.0,
         window_limit_commits_per_s=1e6,
     )
@@ -85,6 +89,15 @@ def test_rank_ties_go_to_the_first_option():
 def test_rank_prefers_the_cheapest_remedy_when_nothing_is_viable():
     # Cost 1 with 3 clusters beats cost 3 with 1 cluster.
     assert verdict.rank([3, 1], [1, 3], [1.0, 9.0]) == 1
+
+
+def test_rank_prefers_fewer_failovers_before_fewer_clusters():
+    # Both viable: 2 clusters failing over on 4 failures lose to 3 failing over on 3.
+    assert verdict.rank([0, 0], [2, 3], [20.0, 1.0], [4, 3]) == 1
+    # Without failovers given, none anywhere: the fewest clusters again.
+    assert verdict.rank([0, 0], [2, 3], [20.0, 1.0]) == 0
+    # Cost still comes first: a viable option with failovers beats a blocked one without.
+    assert verdict.rank([1, 0], [1, 2], [5.0, 1.0], [0, 2]) == 1
 
 
 def test_rank_is_vectorised_over_points():
@@ -157,8 +170,9 @@ def test_summary_of_a_non_viable_choice_says_what_would_make_it_viable():
         "linked by asynchronous replication with ProxySQL in front (a; b), with 1 blocker(s) "
         f"left to resolve. To make it viable: {remedy}. "
         "Commits take about 1.3 ms at the median and 1.8 ms at p99 at the slowest writing "
-        "site. single_cluster is ruled out by COMMIT-LATENCY-SLO. "
-        "On losing a site, about 41 ms of recent commits may be lost (asynchronous links)."
+        "site. single_cluster is ruled out by COMMIT-LATENCY-SLO; it would take moving sites "
+        "closer. On losing a site, about 41 ms of recent commits may be lost (asynchronous "
+        "links)."
     )
 
 
@@ -192,7 +206,7 @@ def two_sites(slo_p99, hot_rows=""):
                 links:
                   - {{sites: [a, b], measurements: [{{method: icmp, samples_ms: [10.0]}}]}}
                 galera: {{provider_options: {{gmcast.segment: 0}}}}
-                workload: {{hot_rows: [{hot_rows}]}}
+                workload: {{hot_rows: [{hot_rows}], writeset_bytes: {{p50: 2048, p99: 2048}}}}
                 """
             )
         )

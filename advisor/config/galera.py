@@ -28,10 +28,9 @@ from typing import TYPE_CHECKING
 
 from advisor.config.model import GarbdPlan, PlanContext, Setting, Value
 from advisor.errors import AdvisorError
-from advisor.model.galera import user_send_window_for
-from advisor.model.membership import tail_risk
+from advisor.model.pipeline import send_window_for
 from advisor.model.provider_options import format_duration
-from advisor.rules.cluster import tail_limits
+from advisor.rules.cluster import link_tail_risk, tail_limits
 
 if TYPE_CHECKING:
     from advisor.engine.metrics import ClusterEval
@@ -135,19 +134,20 @@ def _windows(ctx: PlanContext, cluster: ClusterEval) -> list[Setting]:
     if fired and commits is not None:
         params = ctx.analysis.rules["SEND-WINDOW"].parameters
         peak = commits.design_value
-        user = user_send_window_for(
+        send = send_window_for(
             peak * params["headroom"],
             cluster.safe_period_ms,
-            ctx.analysis.writeset_bytes.p50_bytes,
+            cluster.writesets_per_message,
             int(params["min_window"]),
         )
-        send = 2 * user
+        user = max(send // 2, 1)
         why = (
-            f"SEND-WINDOW: with evs.user_send_window={cluster.user_send_window} one node "
-            f"replicates at most {cluster.window_limit_commits_per_s:.0f} commits/s at a "
-            f"{cluster.safe_period_ms:.1f} ms commit round, short of the peak "
-            f"{peak:g}/s times the rule's headroom; this window "
-            "carries it, rounded up to a power of two (Galera parameters: evs.user_send_window)"
+            f"SEND-WINDOW: with evs.send_window={cluster.send_window} one node replicates at "
+            f"most {cluster.window_limit_commits_per_s:.0f} commits/s at a "
+            f"{cluster.safe_period_ms:.1f} ms commit round ({cluster.writesets_per_message:g} "
+            f"write sets per message), short of the peak {peak:g}/s times the rule's "
+            "headroom; half the send window that carries it, rounded up to a power of two "
+            "(Galera parameters: evs.user_send_window; gcomm/src/evs_proto.cpp)"
         )
     elif commits is None:
         send, user = _VENDOR_WAN_SEND_WINDOW, _VENDOR_WAN_SEND_WINDOW // 2
@@ -183,15 +183,9 @@ def _tail_notes(ctx: PlanContext, cluster: ClusterEval) -> str:
     limits = tail_limits(ctx.analysis.rules["RTT-TAIL-INSTABILITY"].parameters)
     notes = []
     for link in cluster.links:
-        risk = tail_risk(
-            link.rtt,
-            float(opts["evs.keepalive_period"]),
-            float(opts["evs.delay_margin"]),
-            float(opts["evs.suspect_timeout"]),
-            limits,
-        )
-        if risk.reasons:
-            notes.append(f"{'-'.join(link.sites)}: {'; '.join(risk.reasons)}")
+        _, reasons = link_tail_risk(link, opts, limits)
+        if reasons:
+            notes.append(f"{'-'.join(link.sites)}: {'; '.join(reasons)}")
     return f"; RTT-TAIL-INSTABILITY found {'; '.join(notes)}" if notes else ""
 
 

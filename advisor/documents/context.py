@@ -4,7 +4,9 @@ Templates only read this dictionary (ARCHITECTURE.md: "templates read a finished
 result"): the Recommendation with measurement sources relative to the topology's
 folder (no machine-specific paths in a document), the configuration plan, the rules'
 rationale and references, the findings grouped by rule, the SVG charts and a Mermaid
-diagram, and the pros and cons of each option.
+diagram, the pros and cons of each option, and ``estimate_ends``: the recommendation with
+every estimated round trip at the ``low`` end, the ``estimate`` and the ``high`` end of its
+range (empty when no estimated link counts; ``Analysis.estimate_ends``).
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ def document_context(analysis: Analysis) -> dict[str, Any]:
         "sources": _sources(analysis, rec),
         "mermaid": _mermaid(plan, analysis),
         "galera": {"flavor": topology.galera.flavor, "version": topology.galera.version},
+        "estimate_ends": dict(analysis.estimate_ends),
     }
     context["charts"] = _charts(analysis, rec, plan)
     return context
@@ -329,6 +332,9 @@ def _rtt_chart(
     a, b = link.sites
     summary = ", ".join(f"{k} {ms(v)}" for k, v in report.rtt_ms.items())
     loss = f"; loss {report.loss:.2%}" if report.loss else ""
+    span = report.rtt_estimate_range_ms
+    if span:
+        loss += f"; the estimate's range runs from {ms(span['low'])} to {ms(span['high'])}"
     desc = (
         f"Round trip between {a} and {b} by percentile, {source}: {summary}{loss}. "
         "Dashed lines mark the commit SLO and the Galera membership timeouts."

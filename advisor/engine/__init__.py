@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from advisor._lazy import attach
 
 if TYPE_CHECKING:
-    from advisor.engine import evaluator, evidence, grouping, metrics, workload
+    from advisor.engine import evaluator, evidence, failover, grouping, metrics, workload
     from advisor.engine.evaluator import Evaluator
     from advisor.engine.evidence import LinkEvidence, gather_links
     from advisor.engine.grouping import best_partition
@@ -26,6 +26,7 @@ __all__ = [
     "best_partition",
     "evaluator",
     "evidence",
+    "failover",
     "gather_links",
     "grouping",
     "metrics",
@@ -35,7 +36,7 @@ __all__ = [
 
 __getattr__, __dir__ = attach(
     __name__,
-    ["evaluator", "evidence", "grouping", "metrics", "workload"],
+    ["evaluator", "evidence", "failover", "grouping", "metrics", "workload"],
     {
         "Evaluator": "evaluator",
         "LinkEvidence": "evidence",

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 __all__ = ["Evaluator"]
 
-import math
 from collections.abc import Sequence
+from functools import cached_property
 
 import numpy as np
 
+from advisor.engine import failover
 from advisor.engine.evidence import LinkEvidence
 from advisor.engine.metrics import (
     AsyncLink,
@@ -31,9 +32,9 @@ from advisor.engine.metrics import (
     summarise,
     worst,
 )
-from advisor.engine.workload import WritesetSizes
+from advisor.engine.workload import WritesetSizes, writeset_distribution, writeset_sizes
 from advisor.inputs.topology import HotRow, Topology
-from advisor.model import galera, quorum, tcp
+from advisor.model import galera, pipeline, quorum, replication, tcp
 from advisor.model.provider_options import effective_options
 from advisor.model.rtt import RttDistribution
 from advisor.vocabulary import Architecture
@@ -53,8 +54,10 @@ class Evaluator:
         self.topology = topology
         self.draws = draws
         self.writeset_p50_bytes = writeset_bytes.p50_bytes
+        self.writeset_mean_bytes = writeset_bytes.mean_bytes
         self.links = {frozenset(link.sites): link for link in links}
         self.options = effective_options(topology.galera.flavor, topology.galera.provider_options)
+        self._pipeline_per_draw(writeset_distribution(topology))
         self.sites = {s.name: s for s in topology.sites}
         self.data_sites = [s.name for s in topology.sites if s.nodes > 0]
         self.writing = [s.name for s in topology.sites if s.writes and s.nodes > 0]
@@ -64,22 +67,55 @@ class Evaluator:
             name: self._lan_pair(site.lan_rtt_ms.given()) for name, site in self.sites.items()
         }
         self._draws: dict[frozenset[str], tuple[FloatArray, FloatArray]] = {}
+        # (sites, arbitrator, writer) -> one message's path and first-reply draws [ms]
+        self._paths: dict[tuple[frozenset[str], str | None, str], tuple[FloatArray, ...]] = {}
         self._medians: dict[frozenset[str], float] = {}
         given_local = topology.workload.local_commit_ms
         self.local_commit_ms = galera.LOCAL_COMMIT_MS if given_local is None else given_local
         # One gmcast.segment per site unless the user pins one segment for every node.
         self.segments = "gmcast.segment" not in topology.galera.provider_options
 
+    def _pipeline_per_draw(self, sizes: RttDistribution) -> None:
+        """Each draw's write-set size, its fragments and the bytes its first leg carries.
+
+        The sizes follow the workload's distribution (its own random stream), so commit
+        percentiles are a mixture over write-set sizes; a large write set costs the rounds of
+        :mod:`advisor.model.pipeline`. Round trips at each draw's burst are interpolated
+        between two sizes (:func:`pipeline.rtt_at_bytes`): the p50 write set's burst and the
+        largest burst, both costed by the link's evidence (``LinkEvidence.writeset_rtt``).
+        """
+        self.user_window = int(self.options["evs.user_send_window"])
+        self.send_window = int(self.options["evs.send_window"])
+        self.fragment_bytes = pipeline.fragment_bytes(int(self.options["gcs.max_packet_size"]))
+        self.writeset_draw_bytes = np.asarray(sizes.quantile(galera.size_uniforms(self.draws)))
+        self._fragments = pipeline.fragment_count(self.writeset_draw_bytes, self.fragment_bytes)
+        self.writesets_per_message = pipeline.writesets_per_message(
+            self.writeset_mean_bytes, self.fragment_bytes
+        )
+        self._bursts = pipeline.burst_bytes(
+            self.writeset_draw_bytes, self.fragment_bytes, self.send_window
+        )
+        self._anchor_bytes = (
+            float(
+                pipeline.burst_bytes(self.writeset_p50_bytes, self.fragment_bytes, self.send_window)
+            ),
+            float(self._bursts.max()),
+        )
+
     # -- link lookups ----------------------------------------------------------------
 
-    def _lan_pair(self, given: dict[str, float]) -> tuple[RttDistribution, RttDistribution]:
-
+    def _lan_pair(self, given: dict[str, float]) -> tuple[RttDistribution, ...]:
+        """A site's small-message round trips, and its round trips at the two anchor sizes."""
         small = RttDistribution.from_percentiles(given)
-        size = self.writeset_p50_bytes
-        # Inside a site: 10 Gbit/s, warm window (a LAN cluster's links are busy and short).
-        return small, small.map(
-            lambda v: np.asarray(tcp.request_response_ms(size, 128, v, 10_000.0, window="warm"))
-        )
+
+        def at(size: float) -> RttDistribution:
+            # Inside a site: 10 Gbit/s, warm window (a LAN cluster's links are busy and short).
+            return small.map(
+                lambda v: np.asarray(tcp.request_response_ms(size, 128, v, 10_000.0, window="warm"))
+            )
+
+        low, high = self._anchor_bytes
+        return small, at(low), at(high)
 
     def pair_draws(self, a: str, b: str) -> tuple[FloatArray, FloatArray]:
         """Draws of (small, write-set) round trips between a and b (inside a site if a == b).
@@ -88,13 +124,19 @@ class Evaluator:
         """
         key = frozenset((a, b))
         if key not in self._draws:
+            low, high = self._anchor_bytes
             if a == b:
-                small, writeset = self._lan[a]
+                small, at_low, at_high = self._lan[a]
             else:
                 link = self.links[key]
-                small, writeset = link.rtt, link.writeset_rtt(self.writeset_p50_bytes)[0]
+                small, at_low, at_high = link.rtt, *(link.writeset_rtt(s)[0] for s in (low, high))
             u = galera.uniforms(a, b, self.draws)
-            self._draws[key] = galera.draw_pair(small, writeset, u)
+            small_draws, low_draws = galera.draw_pair(small, at_low, u)
+            high_draws = at_high.quantile(u) if high > low else low_draws
+            at_burst = pipeline.rtt_at_bytes(
+                self._bursts, low, low_draws, high, high_draws, small_draws
+            )
+            self._draws[key] = (small_draws, at_burst.astype(np.float32))
         return self._draws[key]
 
     def median_rtt_ms(self, a: str, b: str) -> float:
@@ -147,8 +189,30 @@ class Evaluator:
             s: n for s, n in ((s, len(w)) for s, w in self._members(sites, arbitrator).items())
         }
         spec = galera.Cluster(members, segments=self.segments and len(members) > 1)
-        return galera.commit_latency_draws(
+        paths = galera.commit_latency_draws(
             spec, writers, self.pair_draws, local_commit_ms=self.local_commit_ms
+        )
+        commits = {}
+        for w in writers:
+            reply = self._first_reply(members, w)
+            self._paths[(frozenset(sites), arbitrator, w)] = (paths[w], reply)
+            commits[w] = self._pipelined(paths[w], reply)
+        return commits
+
+    def _first_reply(self, members: dict[str, int], writer: str) -> FloatArray:
+        """Draws of the round trip to the writer's nearest fellow member [ms] (0: alone)."""
+        peers = [s for s, n in members.items() if s != writer and n > 0]
+        near = [self.pair_draws(writer, s)[0] for s in peers]
+        if members.get(writer, 0) >= 2:  # another node in the writer's own site
+            near.append(self.pair_draws(writer, writer)[0])
+        return np.min(near, axis=0).astype(float) if near else np.zeros(self.draws)
+
+    def _pipelined(self, path_ms: FloatArray, first_reply_ms: FloatArray) -> FloatArray:
+        """A commit of each draw's write set: its rounds through the send windows over that
+        draw's path (:func:`pipeline.pipeline_commit_ms`), plus local work [ms]."""
+        wan = path_ms - self.local_commit_ms
+        return self.local_commit_ms + pipeline.pipeline_commit_ms(
+            self._fragments, self.user_window, self.send_window, wan, first_reply_ms
         )
 
     def _evaluate_cluster(self, sites: tuple[str, ...]) -> ClusterEval:
@@ -166,7 +230,6 @@ class Evaluator:
             else:
                 unfixable = True
         by_site = {site: summarise(draws) for site, draws in commit.items()}
-        user_window = int(self.options["evs.user_send_window"])
         period_ms = safe_period_ms(worst(list(by_site.values())), self.local_commit_ms)
         members = self._member_sites(sites, arbitrator)
         return ClusterEval(
@@ -178,10 +241,17 @@ class Evaluator:
             site_failures=tuple(site_failures),
             node_failures=tuple(node_failures),
             links=tuple(self.link(a, b) for i, a in enumerate(members) for b in members[i + 1 :]),
-            user_send_window=user_window,
+            send_window=self.send_window,
+            user_window=self.user_window,
+            fragment_bytes=self.fragment_bytes,
+            first_reply_ms={
+                w: float(np.median(self._paths[(frozenset(sites), arbitrator, w)][1]))
+                for w in writers
+            },
+            writesets_per_message=self.writesets_per_message,
             local_commit_ms=self.local_commit_ms,
-            window_limit_commits_per_s=galera.window_limit_commits_per_s(
-                user_window, period_ms, self.writeset_p50_bytes
+            window_limit_commits_per_s=pipeline.window_limit_commits_per_s(
+                self.send_window, period_ms, self.writesets_per_message
             ),
             arbitrator_cost_ms=cost,
             unfixable_by_arbitrator=unfixable,
@@ -228,13 +298,37 @@ class Evaluator:
             for row in self.topology.workload.hot_rows
             if any(self._owner(row) in g for g in groups)
         )
+        channels = self._async_links(groups)
         return Option(
             architecture,
             groups,
             bare.clusters,
             hot_rows,
-            self._async_links(groups),
+            channels,
             self._throughput(bare),
+            self._failover(groups, bare.clusters, channels),
+        )
+
+    def _failover(
+        self,
+        groups: tuple[tuple[str, ...], ...],
+        clusters: tuple[ClusterEval, ...],
+        channels: tuple[AsyncLink, ...],
+    ) -> failover.FailoverPlan:
+        """How each writing cluster goes on after each single failure (engine.failover). A
+        partial option (one group of the grouping search) may fail over to the data sites it
+        leaves out, over the channel to the nearest of them."""
+        inside = {s for g in groups for s in g}
+        outside = tuple(s for s in self.data_sites if s not in inside)
+        to_outside = tuple(
+            self._channel((i, len(groups)), g, outside) for i, g in enumerate(groups) if outside
+        )
+        return failover.assess(
+            clusters,
+            channels,
+            survive_site=self.topology.requirements.survive == "site",
+            outside=to_outside,
+            outside_sites=outside,
         )
 
     def _owner(self, row: HotRow) -> str:
@@ -264,18 +358,90 @@ class Evaluator:
         return HotRowEval(row, writers, owner, index, commit, spans, routed, conflicts)
 
     def _async_links(self, groups: Sequence[tuple[str, ...]]) -> tuple[AsyncLink, ...]:
-        links = []
-        for i in range(len(groups)):
-            for j in range(i + 1, len(groups)):
-                pairs = [(a, b) for a in groups[i] for b in groups[j]]
-                a, b = min(pairs, key=lambda p: self.median_rtt_ms(*p))
-                rtt = self.link(a, b).rtt
-                rtt_p = {k: float(rtt.quantile(q)) for k, q in (("p50", 0.5), ("p99", 0.99))}
-                lag = {k: galera.async_lag_ms(v) for k, v in rtt_p.items()}
-                links.append(AsyncLink((i, j), (a, b), rtt_p, lag))
-        return tuple(links)
+        """One asynchronous channel between every two clusters, over their nearest site pair;
+        its lag from the link's RTT, bandwidth, the write-set sizes, the replicated load and
+        the apply time (:func:`replication.lag_parts_ms`)."""
+        return tuple(
+            self._channel((i, j), groups[i], groups[j])
+            for i in range(len(groups))
+            for j in range(i + 1, len(groups))
+        )
+
+    def _channel(
+        self, clusters: tuple[int, int], source: Sequence[str], target: Sequence[str]
+    ) -> AsyncLink:
+        pairs = [(a, b) for a in source for b in target]
+        a, b = min(pairs, key=lambda p: self.median_rtt_ms(*p))
+        rtt_p, lag, parts, busy = self._channel_lag(a, b)
+        return AsyncLink(clusters, (a, b), dict(rtt_p), dict(lag), dict(parts), busy)
+
+    def _channel_lag(
+        self, a: str, b: str
+    ) -> tuple[dict[str, float], dict[str, float], dict[str, float], float]:
+        """RTT and lag percentiles of a channel over the pair a-b, the p99 lag's terms and
+        the link's utilisation; computed once per pair (the grouping search asks often)."""
+        key = (a, b)
+        if key not in self._channel_lags:
+            link = self.link(a, b)
+            p99_bytes, load_bytes_per_s, mean_bytes = self._channel_load
+            rtt_p = {k: float(link.rtt.quantile(q)) for k, q in (("p50", 0.5), ("p99", 0.99))}
+            parts = {
+                key: replication.lag_parts_ms(
+                    rtt_p[key],
+                    size,
+                    link.effective_bandwidth_mbps,
+                    self.local_commit_ms,
+                    replicated_bytes_per_s=load_bytes_per_s,
+                    mean_writeset_bytes=mean_bytes,
+                    quantile=q,
+                )
+                for key, size, q in (
+                    ("p50", self.writeset_p50_bytes, 0.5),
+                    ("p99", p99_bytes, 0.99),
+                )
+            }
+            p99 = parts["p99"]
+            self._channel_lags[key] = (
+                rtt_p,
+                {k: float(v.total_ms) for k, v in parts.items()},
+                {
+                    "one_way": float(p99.one_way_ms),
+                    "serialisation": float(p99.serialisation_ms),
+                    "queue": float(p99.queue_ms),
+                    "apply": float(p99.apply_ms),
+                },
+                float(p99.utilisation),
+            )
+        return self._channel_lags[key]
+
+    @cached_property
+    def _channel_lags(
+        self,
+    ) -> dict[tuple[str, str], tuple[dict[str, float], dict[str, float], dict[str, float], float]]:
+        return {}
+
+    @cached_property
+    def _channel_load(self) -> tuple[float, float, float]:
+        """Write-set p99 [bytes], the replicated load a channel carries [bytes/s] and the
+        mean write set [bytes]. The load is the workload's peak replicated bytes, else peak
+        commits x the mean write set (as BANDWIDTH estimates it): all of it on every channel,
+        since the workload does not say how the writes split between clusters."""
+        p50 = self.writeset_p50_bytes
+        p99 = max(p50, writeset_sizes(self.topology).p99_bytes)
+        mean = self.writeset_mean_bytes
+        workload = self.topology.workload
+        commits = workload.commits_per_s.design_value if workload.commits_per_s else None
+        if workload.replicated_bytes_per_s is not None:
+            load = workload.replicated_bytes_per_s.design_value
+            mean = load / commits if commits else mean
+        else:
+            load = (commits or 0.0) * mean
+        return p99, load, mean
 
     def _throughput(self, option: Option) -> Throughput | None:
+        """The workload's clients at its first writing site, simulated through the EVS send
+        path of their cluster (:func:`pipeline.closed_loop`): think time is the transaction
+        without its LAN commits; each commit takes one drawn path, reply and size."""
         clients = self.topology.workload.clients
         if clients is None or not self.writing:
             return None
@@ -283,12 +449,23 @@ class Evaluator:
         if not any(site in g for g in option.groups):
             return None  # a partial option (one candidate group) without the clients
         cluster = option.clusters[option.cluster_of(site)]
-        lan_commit = self.cluster([site]).commit_ms[site]
-        added = (cluster.commit_ms[site] - float(np.median(lan_commit))) * clients.commits_per_txn
-        cap = cluster.window_limit_commits_per_s / clients.commits_per_txn
-        rate, latency = galera.closed_loop(
-            clients.concurrency, clients.baseline_txn_latency_ms, np.maximum(added, 0.0), cap
+        path, reply = self._paths[(frozenset(cluster.sites), cluster.arbitrator, site)]
+        per_txn = clients.commits_per_txn
+        lan_p50 = self.lan_commit_ms(site)["p50"]
+        run = pipeline.closed_loop(
+            clients.concurrency,
+            max(clients.baseline_txn_latency_ms - per_txn * lan_p50, 0.0),
+            per_txn,
+            path - self.local_commit_ms,
+            reply,
+            self._fragments,
+            user_window=self.user_window,
+            send_window=self.send_window,
+            writesets_per_message=self.writesets_per_message,
+            local_commit_ms=self.local_commit_ms,
         )
-        txn = summarise(latency, ("p50", "p95"))
-        limited: LimitedBy = "send window" if math.isclose(rate, cap) else "commit latency"
-        return Throughput(rate * clients.commits_per_txn, txn, limited)
+        # The window binds when commits wait for it: their mean beyond a lone commit's by 10 %.
+        queued = float(np.mean(run.commit_ms)) > 1.1 * float(np.mean(cluster.commit_ms[site]))
+        limited: LimitedBy = "send window" if queued else "commit latency"
+        txn = summarise(run.txn_ms, ("p50", "p95"))
+        return Throughput(run.commits_per_s, txn, limited)

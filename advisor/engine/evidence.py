@@ -3,6 +3,10 @@
 This is where the three inputs meet: the topology (where the sites are), physics (how fast a
 signal can possibly travel) and the measurements (what was really seen). Each
 :class:`LinkEvidence` says where every figure came from.
+
+A pair nobody measured is estimated (:class:`RttEstimate`) from the distance fit, bounded by
+evidence on both sides: below by the physical floor, above by the best path over the measured
+links (a packet can be relayed through a measured neighbour) and by the fit's scatter.
 """
 
 from __future__ import annotations
@@ -12,13 +16,15 @@ __all__ = [
     "GALERA_ACK_BYTES",
     "LinkEvidence",
     "MeasuredRtt",
+    "RttEstimate",
+    "estimate_distribution",
     "gather_links",
     "member_sites",
 ]
 
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -55,6 +61,45 @@ class MeasuredRtt:
 
 
 @dataclass(frozen=True)
+class RttEstimate:
+    """How an unmeasured pair's small-message RTT was estimated, and how far off it may be.
+
+    ``p50_ms`` is the distance fit clipped into [``floor_ms``, ``path_bound_ms``]; the range
+    runs from ``low_ms`` (the floor) to ``high_ms`` (the fit times the scatter factor, or the
+    measured path if shorter): :func:`advisor.model.physics.bounded_estimate_ms`.
+    ``basis`` says it in words, e.g. ``via paris-1: 0.47 + 9.76 ms``.
+    """
+
+    p50_ms: float
+    low_ms: float
+    high_ms: float
+    fit_ms: float  # the distance (or route) fit alone
+    floor_ms: float
+    basis: str
+    fit_basis: str  # the fit in words, e.g. "distance fit: 7.5 ms + 1.39 x 4.72 ms floor"
+    path_bound_ms: float | None = None  # best path over measured links, None without one
+    path: tuple[str, ...] = ()  # the sites of that path, both ends included
+    path_legs_ms: tuple[float, ...] = ()  # the measured p50 of each hop
+
+    @property
+    def via(self) -> tuple[str, ...]:
+        """The sites a packet is relayed through on the measured path."""
+        return self.path[1:-1]
+
+
+def estimate_distribution(p50_ms: float) -> RttDistribution:
+    """The distribution of an estimated link at a p50 of ``p50_ms`` [ms].
+
+    One shape for every estimate, scaled to its p50: the provider backbones' median tail,
+    p95 = 1.056 x p50 (``physics.ESTIMATE_P95_OVER_P50``), flat beyond (nothing past p95 is
+    claimed). The ends of an estimate's range use the same shape at their own p50.
+    """
+    return RttDistribution.from_percentiles(
+        {"p50": p50_ms, "p95": p50_ms * physics.ESTIMATE_P95_OVER_P50}
+    )
+
+
+@dataclass(frozen=True)
 class LinkEvidence:
     """Everything known about one pair of sites."""
 
@@ -69,9 +114,17 @@ class LinkEvidence:
     rtt_source: Literal["measured", "estimated"]
     measurements: tuple[MeasuredRtt, ...] = ()
     key: tuple[str | int, ...] = field(default=(), repr=False)  # where in the YAML it sits
+    estimate: RttEstimate | None = None  # how an estimated RTT was bounded (None: measured)
     _writeset_cache: dict[float, tuple[RttDistribution, Literal["measured", "modelled"]]] = field(
         default_factory=dict, repr=False, compare=False
     )
+
+    def at_rtt_p50(self, p50_ms: float) -> LinkEvidence:
+        """This estimated link with its RTT moved to ``p50_ms`` (same shape): for evaluating
+        the ends of its range. A measured link is returned unchanged."""
+        if self.rtt_source != "estimated":
+            return self
+        return replace(self, rtt=estimate_distribution(p50_ms), _writeset_cache={})
 
     @property
     def icmp_only(self) -> bool:
@@ -138,13 +191,80 @@ def member_sites(loaded: LoadedTopology) -> list[Site]:
 
 
 def gather_links(loaded: LoadedTopology) -> list[LinkEvidence]:
-    """Evidence for every pair of member sites, measured or estimated, in site order."""
+    """Evidence for every pair of member sites, measured or estimated, in site order.
+
+    Measured pairs first; then each unmeasured pair is estimated from its distance fit,
+    bounded above by the shortest path over the measured pairs' small-message p50s (any
+    number of hops) and below by its physical floor (:class:`RttEstimate`).
+    """
     sites = member_sites(loaded)
     where = {link.pair: i for i, link in enumerate(loaded.topology.links)}
-    return [
+    links = [
         _pair(loaded, a, b, where.get(frozenset((a.name, b.name))))
         for a, b in itertools.combinations(sites, 2)
     ]
+    if not any(link.rtt_source == "estimated" for link in links):
+        return links
+    names = [s.name for s in sites]
+    index = {name: i for i, name in enumerate(names)}
+    measured_ms = np.full((len(names), len(names)), np.inf)
+    np.fill_diagonal(measured_ms, 0.0)
+    for link in links:
+        if link.rtt_source == "measured":
+            i, j = index[link.sites[0]], index[link.sites[1]]
+            measured_ms[i, j] = measured_ms[j, i] = float(link.rtt.quantile(0.5))
+    best_ms, hop = physics.relay_paths_ms(measured_ms)
+    return [
+        link if link.estimate is None else _bounded(link, names, measured_ms, best_ms, hop, index)
+        for link in links
+    ]
+
+
+def _bounded(
+    link: LinkEvidence,
+    names: list[str],
+    measured_ms: np.ndarray,
+    best_ms: np.ndarray,
+    hop: np.ndarray,
+    index: dict[str, int],
+) -> LinkEvidence:
+    """``link`` (estimated from its fit alone) bounded by the best measured path."""
+    assert link.estimate is not None
+    fit = link.estimate
+    i, j = index[link.sites[0]], index[link.sites[1]]
+    path = physics.relay_path(hop, i, j)
+    if not path:
+        return link
+    legs = tuple(float(measured_ms[a, b]) for a, b in itertools.pairwise(path))
+    bound_ms = float(best_ms[i, j])
+    p50, low, high = (
+        float(v) for v in physics.bounded_estimate_ms(fit.fit_ms, fit.floor_ms, bound_ms)
+    )
+    sites = tuple(names[k] for k in path)
+    via = f"via {', '.join(sites[1:-1])}: {' + '.join(f'{leg:.2f}' for leg in legs)} ms"
+    fit_words = f"{fit.fit_basis.replace(': ', ' ', 1)} = {fit.fit_ms:.2f} ms"
+    if bound_ms < fit.floor_ms:
+        basis = (
+            f"{via} measured, below the {fit.floor_ms:.2f} ms floor of this pair: check its "
+            "distance and medium"
+        )
+    elif bound_ms < fit.fit_ms:
+        basis = f"{via} measured (clipping the {fit_words})"
+    elif bound_ms < fit.fit_ms * physics.ESTIMATE_SCATTER_FACTOR:
+        basis = f"{fit.fit_basis}, at most {bound_ms:.2f} ms {via} measured"
+    else:  # the measured path is longer than the range: it bounds nothing
+        basis = fit.fit_basis
+    estimate = replace(
+        fit,
+        p50_ms=p50,
+        low_ms=low,
+        high_ms=high,
+        basis=basis,
+        path_bound_ms=bound_ms,
+        path=sites,
+        path_legs_ms=legs,
+    )
+    return replace(link, rtt=estimate_distribution(p50), estimate=estimate, _writeset_cache={})
 
 
 def _pair(loaded: LoadedTopology, a: Site, b: Site, index: int | None) -> LinkEvidence:
@@ -157,12 +277,14 @@ def _pair(loaded: LoadedTopology, a: Site, b: Site, index: int | None) -> LinkEv
     measured = tuple(
         _read(loaded, m, (*key, "measurements", i)) for i, m in enumerate(spec.measurements)
     )
+    estimate = None
     if measured:
         source: Literal["measured", "estimated"] = "measured"
         rtt = _small_message_rtt(measured)
     else:
         source = "estimated"
-        rtt = _estimate(spec, distance_km, loaded, key, a, b)
+        estimate = _estimate(spec, distance_km, loaded, key, a, b)
+        rtt = estimate_distribution(estimate.p50_ms)
     return LinkEvidence(
         sites=(a.name, b.name),
         medium=spec.medium,
@@ -175,6 +297,7 @@ def _pair(loaded: LoadedTopology, a: Site, b: Site, index: int | None) -> LinkEv
         rtt_source=source,
         measurements=measured,
         key=key,
+        estimate=estimate,
     )
 
 
@@ -196,23 +319,33 @@ def _estimate(
     key: tuple[str | int, ...],
     a: Site,
     b: Site,
-) -> RttDistribution:
+) -> RttEstimate:
+    """The fit alone, with its range; :func:`gather_links` then bounds it by measured paths."""
+    overhead = physics.ESTIMATE_FIXED_OVERHEAD_MS
     if link.route_km:  # the route is known: only the fixed overhead is added
-        p50 = physics.ESTIMATE_FIXED_OVERHEAD_MS + float(
-            physics.floor_rtt_ms(link.route_km, link.medium)
-        )
+        floor = float(physics.floor_rtt_ms(link.route_km, link.medium))
+        fit = overhead + floor
+        basis = f"route fit: {overhead:.1f} ms + {floor:.2f} ms floor over {link.route_km:g} km"
     elif distance_km is not None:
-        p50 = physics.ESTIMATE_FIXED_OVERHEAD_MS + physics.ESTIMATE_ROUTE_FACTOR * float(
-            physics.floor_rtt_ms(distance_km, link.medium)
-        )
+        floor = float(physics.floor_rtt_ms(distance_km, link.medium))
+        factor = physics.ESTIMATE_ROUTE_FACTOR
+        fit = overhead + factor * floor
+        basis = f"distance fit: {overhead:.1f} ms + {factor:.2f} x {floor:.2f} ms floor"
     else:
         raise AdvisorError(
             f"no RTT for sites {a.name} and {b.name}: add a link with measurements or "
             "distance_km, or give both sites a location",
             loaded.location(*key),
         )
-    return RttDistribution.from_percentiles(
-        {"p50": p50, "p95": p50 * physics.ESTIMATE_P95_OVER_P50}
+    p50, low, high = (float(v) for v in physics.bounded_estimate_ms(fit, floor))
+    return RttEstimate(
+        p50_ms=p50,
+        low_ms=low,
+        high_ms=high,
+        fit_ms=fit,
+        floor_ms=floor,
+        basis=basis,
+        fit_basis=basis,
     )
 
 

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from advisor.engine.evidence import LinkEvidence
+from advisor.engine.failover import FailoverPlan
 from advisor.inputs.topology import HotRow
 from advisor.model import galera, quorum
 from advisor.vocabulary import Architecture
@@ -66,7 +67,11 @@ class ClusterEval:
     site_failures: tuple[quorum.Failure, ...]
     node_failures: tuple[quorum.Failure, ...]
     links: tuple[LinkEvidence, ...]  # inter-site links inside the cluster (garbd's included)
-    user_send_window: int
+    send_window: int  # evs.send_window: what drains queued messages under load
+    user_window: int  # evs.user_send_window: a message sent into an empty queue
+    fragment_bytes: int  # write-set bytes one EVS message carries
+    first_reply_ms: Mapping[str, float]  # writer site -> p50 round trip to its nearest member
+    writesets_per_message: float  # queued write sets one EVS message carries (mean size)
     local_commit_ms: float
     window_limit_commits_per_s: float
     arbitrator_cost_ms: float = 0.0  # what the garbd adds to the worst commit p50
@@ -103,6 +108,10 @@ class AsyncLink:
     sites: tuple[str, str]
     rtt_ms: Percentiles
     lag_ms: Percentiles
+    # The p99 lag's terms [ms] (advisor.model.replication: one_way, serialisation, queue,
+    # apply) and the share of the link's bandwidth the replicated bytes use.
+    lag_p99_parts_ms: Mapping[str, float] = field(default_factory=dict)
+    utilisation: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -117,6 +126,14 @@ class HotRowEval:
     spans_clusters: bool
     routed_rtt_ms: Mapping[str, float] = field(default_factory=dict)  # writer -> RTT to owner
     conflicts_per_s: float = 0.0
+
+    @property
+    def write_ms_by_site(self) -> dict[str, float]:
+        """One write of the row from each writer site, at the median [ms]: the owner cluster's
+        commit, plus one WAN round trip from a site outside it, whose statement ProxySQL
+        routes to the owner (the row's lock is held only for the commit at the owner)."""
+        base = self.commit_ms["p50"]
+        return {w: round(base + self.routed_rtt_ms.get(w, 0.0), 4) for w in self.writer_sites}
 
     @property
     def bound_p50_per_s(self) -> float:
@@ -148,6 +165,9 @@ class Option:
     hot_rows: tuple[HotRowEval, ...] = ()
     async_links: tuple[AsyncLink, ...] = ()
     throughput: Throughput | None = None
+    # How each writing cluster goes on after each single failure (advisor.engine.failover);
+    # None for an option built without it (then quorum alone says what survives).
+    failover: FailoverPlan | None = None
 
     @property
     def commit_latency_ms(self) -> Percentiles:

@@ -7,7 +7,17 @@ from typing import TYPE_CHECKING
 from advisor._lazy import attach
 
 if TYPE_CHECKING:
-    from advisor.model import galera, physics, provider_options, quorum, rtt, tcp
+    from advisor.model import (
+        galera,
+        membership,
+        physics,
+        pipeline,
+        provider_options,
+        quorum,
+        replication,
+        rtt,
+        tcp,
+    )
     from advisor.model.provider_options import effective_options
     from advisor.model.rtt import RttDistribution
 
@@ -15,16 +25,29 @@ __all__ = [
     "RttDistribution",
     "effective_options",
     "galera",
+    "membership",
     "physics",
+    "pipeline",
     "provider_options",
     "quorum",
+    "replication",
     "rtt",
     "tcp",
 ]
 
 __getattr__, __dir__ = attach(
     __name__,
-    ["galera", "physics", "provider_options", "quorum", "rtt", "tcp"],
+    [
+        "galera",
+        "membership",
+        "physics",
+        "pipeline",
+        "provider_options",
+        "quorum",
+        "replication",
+        "rtt",
+        "tcp",
+    ],
     {
         "RttDistribution": "rtt",
         "effective_options": "provider_options",

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 __all__ = [
     "DRAWS",
-    "EVS_MESSAGE_BYTES",
     "LOCAL_COMMIT_MS",
     "Cluster",
     "PairDraws",
@@ -35,12 +34,10 @@ __all__ = [
     "conflict_rate_per_s",
     "draw_pair",
     "hot_row_queue_ms",
+    "size_uniforms",
     "uniforms",
-    "window_limit_commits_per_s",
-    "writesets_per_message",
 ]
 
-import math
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -57,9 +54,6 @@ DRAWS = 20_000
 # Local certification and commit on the writer [ms]: the lab's commits took 1.5 RTT "plus
 # about 1 ms of local work" (lab-galera.yaml notes; innodb_flush_log_at_trx_commit=2).
 LOCAL_COMMIT_MS = 1.0
-# Largest EVS message: asio protonet MTU 1<<15 = 32768 bytes less the 20-byte gmcast header
-# (galera.md 1a, gcomm/src/asio_protonet.cpp).
-EVS_MESSAGE_BYTES = 32_748
 _SEED = 20_261_122
 
 
@@ -88,6 +82,12 @@ def uniforms(a: str, b: str, draws: int) -> FloatArray:
     key = "|".join(sorted((a, b)))
     rng = np.random.default_rng([_SEED, zlib.crc32(key.encode())])
     return rng.random(draws)
+
+
+def size_uniforms(draws: int) -> FloatArray:
+    """The random levels of each draw's write-set size: a stream of its own (a seed of
+    another length than any pair's), the same in every evaluation."""
+    return np.random.default_rng([_SEED, 0, 0]).random(draws)
 
 
 def draw_pair(
@@ -219,40 +219,6 @@ def conflict_rate_per_s(rates_per_s: Sequence[float], window_ms: Sequence[float]
     """Certification conflicts per second for one row written from several members."""
     rates = np.asarray(rates_per_s, dtype=float)
     return float(np.sum(rates * conflict_probability(rates.sum() - rates, window_ms)))
-
-
-def writesets_per_message(writeset_bytes: float) -> float:
-    """EVS messages one write set needs: large ones are split at about 32 KB."""
-    return float(max(1.0, np.ceil(writeset_bytes / EVS_MESSAGE_BYTES)))
-
-
-def window_limit_commits_per_s(
-    user_send_window: int, safe_period_ms: float, writeset_bytes: float
-) -> float:
-    """Commits per second one node can replicate before its send window stalls it.
-
-    A node may not send message ``seq`` while ``seq > safe_seq + window``, and safe_seq
-    advances about once per commit round (galera.md 1a). Small write sets *may* share a
-    32 KB message, but the PXC 7 ms case (field-data.yaml) shows about 1.3 write sets per
-    message under 50 clients, so one write set per message is counted: a conservative bound.
-    """
-    return user_send_window / (safe_period_ms / 1000.0) / writesets_per_message(writeset_bytes)
-
-
-def user_send_window_for(
-    rate_per_s: float, safe_period_ms: float, writeset_bytes: float, min_window: int
-) -> int:
-    """The ``evs.user_send_window`` that carries ``rate_per_s`` commits at this commit round.
-
-    The inverse of :func:`window_limit_commits_per_s`, rounded up to a power of two and never
-    below ``min_window``; ``evs.send_window`` is then twice it (Codership advises the user
-    window at about half the send window, galera.md 1a).
-
-    >>> user_send_window_for(4000.0, 7.0, 1000.0, 16)   # 4000/s x 7 ms = 28 in flight
-    32
-    """
-    needed = rate_per_s * safe_period_ms / 1000.0 * writesets_per_message(writeset_bytes)
-    return int(max(min_window, 2 ** math.ceil(math.log2(max(needed, 1.0)))))
 
 
 def closed_loop(

@@ -72,6 +72,8 @@ def tail_risk(
     delay_margin_s: float,
     suspect_s: float,
     limits: TailLimits,
+    *,
+    tail_ratio: bool | None = None,
 ) -> TailRisk:
     """How often a link with round trips ``rtt`` goes silent past the EVS timers, and why
     that is too often (empty ``reasons`` when it is not)."""
@@ -84,8 +86,12 @@ def tail_risk(
     reasons = []
     if rtt.loss > limits.max_loss:
         reasons.append(f"loss {rtt.loss:.2%}")
-    if rtt.basis == "samples" and p50 > 0 and top / p50 > limits.max_tail_ratio:
-        reasons.append(f"p99.9 {top:.1f} ms is {top / p50:.1f}x the median")
+    # The tail ratio needs a real tail: samples, or percentiles a measurement gave up to its max
+    # (``tail_ratio=True``, a sized tcp_rr measurement); not a fit's interpolated percentiles.
+    check_ratio = rtt.basis == "samples" if tail_ratio is None else tail_ratio
+    if check_ratio and rtt.basis != "point" and p50 > 0 and top / p50 > limits.max_tail_ratio:
+        level = "p99.9" if rtt.basis == "samples" else "max"
+        reasons.append(f"{level} {top:.1f} ms is {top / p50:.1f}x the median")
     if delayed * per_day > limits.max_delayed_per_day:
         reasons.append(
             f"about {delayed * per_day:.2g} silences a day beyond "

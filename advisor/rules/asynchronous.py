@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = ["async_data_loss", "async_ownership", "multi_site_writes_async"]
 
+import math
 from collections.abc import Iterator, Mapping
 
 from advisor.rules.context import Context
@@ -53,21 +54,87 @@ def async_ownership(ctx: Context, p: Params) -> Iterator[RuleHit]:
 
 
 def async_data_loss(ctx: Context, p: Params) -> Iterator[RuleHit]:
-    """Losing a site loses what the asynchronous links had not shipped yet."""
+    """Losing a site loses what the asynchronous links had not shipped yet, more than allowed.
+
+    Which remedy it needs (the hit's ``remedy``, ranked by advisor.verdict): a looser requirement
+    when none is allowed, nearer sites when the one-way delay and apply alone are over the
+    limit, else a faster path (more bandwidth, less traffic).
+    """
     allowed = ctx.topology.requirements.max_data_loss_s
     for option in ctx.options:
         at_risk = option.data_at_risk_s
         if allowed is None or at_risk is None or at_risk <= allowed:
             continue
         worst = max(option.async_links, key=lambda link: link.lag_ms["p99"])
+        parts = worst.lag_p99_parts_ms
+        floor_ms = parts.get("one_way", worst.rtt_ms["p99"] / 2) + parts.get("apply", 0.0)
+        if allowed == 0:
+            kind = "requirement"
+            fix = (
+                "Asynchronous replication always loses what is in flight: only one synchronous "
+                "Galera cluster across these sites loses nothing, or allow some loss "
+                "(requirements.max_data_loss_s)."
+            )
+            short = "allow some data loss (max_data_loss_s) or keep one synchronous cluster"
+        elif floor_ms / 1000.0 > allowed:
+            kind = "move_sites"
+            fix = (
+                f"The one-way delay and the apply alone take {floor_ms:.1f} ms: only nearer "
+                "sites, or one synchronous cluster, can meet the limit."
+            )
+            short = f"bring the sites of {'-'.join(worst.sites)} closer, or keep one cluster"
+        else:
+            kind = "network_path"
+            fix = (
+                f"The one-way delay and the apply take {floor_ms:.1f} ms; more bandwidth on "
+                "the link, or less replicated traffic, brings the rest within the limit."
+            )
+            short = f"raise the bandwidth of link {'-'.join(worst.sites)}"
         yield RuleHit(
             option.architecture,
             {
                 "option": option.architecture,
-                "at_risk_s": at_risk,
+                "at_risk_s": _finite(at_risk),
+                "at_risk_ms": _finite(at_risk * 1000.0),
+                "at_risk": _ms(at_risk * 1000.0),
                 "allowed_s": allowed,
                 "sites": "-".join(worst.sites),
-                "lag_p50_ms": worst.lag_ms["p50"],
+                "lag_p50_ms": _finite(worst.lag_ms["p50"]),
+                "lag_p50": _ms(worst.lag_ms["p50"]),
+                "why": _why(worst.rtt_ms["p99"], parts, worst.utilisation),
+                "fix": fix,
+                "fix_short": short,
             },
             option.architecture,
+            kind,
         )
+
+
+def _finite(value: float) -> float | None:
+    """A number for the findings' values, which stay valid JSON: None for an unbounded one."""
+    return value if math.isfinite(value) else None
+
+
+def _ms(value_ms: float) -> str:
+    return f"about {value_ms:.1f} ms" if math.isfinite(value_ms) else "an ever-growing backlog"
+
+
+def _why(rtt_p99_ms: float, parts: Mapping[str, float], busy: float) -> str:
+    """The p99 lag's terms in words."""
+    if not parts:
+        return f"about half the {rtt_p99_ms:.1f} ms p99 round trip"
+    if busy >= 1.0:
+        return (
+            f"the replicated bytes need {busy:.0%} of the link's bandwidth: the channel falls "
+            "behind without bound"
+        )
+    queue = (
+        f"{parts['queue']:.1f} ms queued behind others, the link {busy:.0%} busy with replication"
+        if busy > 0
+        else "no queue (the workload gives no replicated load)"
+    )
+    return (
+        f"{parts['one_way']:.1f} ms to cross, half the {rtt_p99_ms:.1f} ms p99 round trip; "
+        f"{parts['serialisation']:.1f} ms to serialise a p99 write set; {queue}; "
+        f"{parts['apply']:.1f} ms to apply"
+    )

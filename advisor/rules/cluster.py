@@ -11,18 +11,26 @@ __all__ = [
     "arbitrator_placed",
     "bandwidth",
     "commit_latency_slo",
+    "failover_node_loss",
+    "failover_site_loss",
+    "link_tail_risk",
     "quorum_node_loss",
     "quorum_site_loss",
     "rtt_tail_instability",
     "send_window",
     "tail_limits",
+    "writeset_rounds",
 ]
 
+import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from advisor.engine import failover
+from advisor.engine.evidence import LinkEvidence
+from advisor.engine.failover import EventKind, Survival
 from advisor.engine.metrics import ClusterEval, Option
-from advisor.model import galera, membership
+from advisor.model import membership, pipeline, quorum
 from advisor.model.provider_options import format_duration
 from advisor.rules.context import Context
 from advisor.rules.pack import RuleHit
@@ -34,10 +42,17 @@ def _keys(values: Mapping[str, float]) -> str:
     return ", ".join(f"{k} {v:.1f} ms" for k, v in values.items())
 
 
-def _cluster_hit(option: Option, cluster: ClusterEval, subject: str = "", **values: Any) -> RuleHit:
+def _cluster_hit(
+    option: Option,
+    cluster: ClusterEval,
+    subject: str = "",
+    *,
+    remedy: str | None = None,
+    **values: Any,
+) -> RuleHit:
     sites = ", ".join(cluster.sites)
     values = {"option": option.architecture, "cluster": sites, **values}
-    return RuleHit(subject or sites, values, option.architecture)
+    return RuleHit(subject or sites, values, option.architecture, remedy)
 
 
 def commit_latency_slo(ctx: Context, p: Params) -> Iterator[RuleHit]:
@@ -65,29 +80,159 @@ def commit_latency_slo(ctx: Context, p: Params) -> Iterator[RuleHit]:
                 )
 
 
+def _unsurvived(
+    option: Option, index: int, failures: tuple[quorum.Failure, ...], kinds: tuple[EventKind, ...]
+) -> list[quorum.Failure]:
+    """The quorum failures of a cluster that no cluster survives: no other cluster can take
+    the writes over (engine.failover). Without a failover plan, every one of them."""
+    if option.failover is None:
+        return list(failures)
+    lost = {s.event for s in option.failover.of(index, kinds) if s.kept_by == "nothing"}
+    return [f for f in failures if f.event in lost]
+
+
+def _failed_over(
+    option: Option, index: int, failures: tuple[quorum.Failure, ...], kinds: tuple[EventKind, ...]
+) -> list[tuple[quorum.Failure, Survival]]:
+    """The quorum failures of a cluster whose writes another cluster takes over."""
+    if option.failover is None:
+        return []
+    taken = {s.event: s for s in option.failover.of(index, kinds) if s.kept_by == "failover"}
+    return [(f, taken[f.event]) for f in failures if f.event in taken]
+
+
 def quorum_site_loss(ctx: Context, p: Params) -> Iterator[RuleHit]:
-    """Losing one site or link leaves the writers of a cluster without a primary component."""
-    for option, cluster in ctx.clusters():
-        if cluster.site_failures:
-            failures = "; ".join(f.describe() for f in cluster.site_failures)
-            yield _cluster_hit(option, cluster, failures=failures, fix=_arbitrator_advice(ctx))
+    """Losing one site or link leaves the writers of a cluster without a primary component,
+    and no other cluster can take the writes over."""
+    for option in ctx.options:
+        for index, cluster in enumerate(option.clusters):
+            unsurvived = _unsurvived(option, index, cluster.site_failures, ("site", "link"))
+            if unsurvived:
+                fix, kind = _tie_breaker(ctx, cluster)
+                yield _cluster_hit(
+                    option,
+                    cluster,
+                    failures="; ".join(f.describe() for f in unsurvived),
+                    fix=fix,
+                    remedy=kind,
+                )
 
 
 def quorum_node_loss(ctx: Context, p: Params) -> Iterator[RuleHit]:
-    """Losing a single node leaves no majority: a cluster needs three votes."""
-    for option, cluster in ctx.clusters():
-        if cluster.node_failures:
-            failures = "; ".join(f.describe() for f in cluster.node_failures)
-            yield _cluster_hit(option, cluster, failures=failures)
+    """Losing a single node leaves no majority, and no other cluster can take the writes."""
+    for option in ctx.options:
+        for index, cluster in enumerate(option.clusters):
+            unsurvived = _unsurvived(option, index, cluster.node_failures, ("node",))
+            if unsurvived:
+                failures = "; ".join(f.describe() for f in unsurvived)
+                yield _cluster_hit(option, cluster, failures=failures, remedy="node")
 
 
-def _arbitrator_advice(ctx: Context) -> str:
-    if not any(site.arbitrator for site in ctx.topology.sites):
-        return (
-            "no site may host an arbitrator: mark a third site with arbitrator: true so a "
-            "garbd there can break the tie"
+def failover_node_loss(ctx: Context, p: Params) -> Iterator[RuleHit]:
+    """A single node's loss stops a cluster; its writes fail over to another cluster."""
+    for option in ctx.options:
+        for index, cluster in enumerate(option.clusters):
+            taken = _failed_over(option, index, cluster.node_failures, ("node",))
+            if taken:
+                yield _failover_hit(option, cluster, taken)
+
+
+def failover_site_loss(ctx: Context, p: Params) -> Iterator[RuleHit]:
+    """A site's loss or a link's cut stops a cluster spanning sites; its writes fail over."""
+    for option in ctx.options:
+        for index, cluster in enumerate(option.clusters):
+            taken = _failed_over(option, index, cluster.site_failures, ("site", "link"))
+            if taken:
+                fix, _ = _tie_breaker(ctx, cluster)
+                yield _failover_hit(option, cluster, taken, fix=fix)
+
+
+def _failover_hit(
+    option: Option,
+    cluster: ClusterEval,
+    taken: list[tuple[quorum.Failure, Survival]],
+    **extra: Any,
+) -> RuleHit:
+    worst = max((s for _, s in taken), key=lambda s: s.rpo_ms)
+    timing = option.failover.timing if option.failover else failover.DEFAULT_TIMING
+    taker = ", ".join(worst.taker_sites)
+    return _cluster_hit(
+        option,
+        cluster,
+        failures="; ".join(f.describe() for f, _ in taken),
+        taker=taker if worst.taker is not None else f"{taker} (outside this group)",
+        channel="-".join(worst.channel or ()),
+        rpo_ms=_finite(worst.rpo_ms),
+        rto_s=_finite(worst.rto_s),
+        rpo=f"about {worst.rpo_ms:.1f} ms" if math.isfinite(worst.rpo_ms) else _UNBOUNDED,
+        rto=f"up to {worst.rto_s:.0f} s" if math.isfinite(worst.rto_s) else "until it catches up",
+        detection_s=timing.detection_s,
+        promotion_s=timing.promotion_s,
+        **extra,
+    )
+
+
+_UNBOUNDED = "an ever-growing backlog (the channel cannot keep up with the peak)"
+
+
+def _finite(value: float) -> float | None:
+    """A number for the findings' values, which stay valid JSON: None for an unbounded one."""
+    return value if math.isfinite(value) else None
+
+
+def _tie_breaker(ctx: Context, cluster: ClusterEval) -> tuple[str, str]:
+    """What would give the cluster a majority after every single failure, and which remedy
+    that is: a garbd at a site the topology already has (``node``), or a new witness site."""
+    found = _existing_site_for_garbd(ctx, cluster)
+    if found is not None:
+        site, rtt_ms = found
+        cost = (
+            f"; it then joins every commit, {rtt_ms:.1f} ms (RTT p50) from the farthest site"
+            if rtt_ms is not None
+            else ""
         )
-    return "no site marked arbitrator: true restores a majority for every single failure"
+        return (
+            f"mark site {site} arbitrator: true, so that a garbd there breaks the tie{cost}",
+            "node",
+        )
+    if not any(s.arbitrator for s in ctx.topology.sites):
+        return (
+            "no site may host an arbitrator: mark a third site with arbitrator: true (a new "
+            "witness site) so that a garbd there can break the tie",
+            "witness_site",
+        )
+    return (
+        "no site marked arbitrator: true restores a majority for every single failure, nor "
+        "would a garbd at another listed site: a new witness site is needed",
+        "witness_site",
+    )
+
+
+def _existing_site_for_garbd(ctx: Context, cluster: ClusterEval) -> tuple[str, float | None] | None:
+    """A listed site outside the cluster where one garbd (pc.weight 1) would leave a majority
+    after every single failure (advisor.model.quorum), the nearest first (worst RTT p50 to the
+    cluster's sites, where the evidence has it), with that RTT [ms]; None if there is none."""
+    sites = {s.name: s for s in ctx.topology.sites}
+    members = {name: [sites[name].weight] * sites[name].nodes for name in cluster.sites}
+    survive_site = ctx.topology.requirements.survive == "site"
+    rtt = {frozenset(link.sites): link for link in ctx.links}
+    fixes: list[tuple[float, int, str, float | None]] = []
+    for order, candidate in enumerate(ctx.topology.sites):
+        if candidate.name in members:
+            continue
+        with_garbd = {**members, candidate.name: [1]}
+        weights = {name: float(sum(w)) for name, w in with_garbd.items()}
+        site_failures = quorum.site_failures(weights, set(cluster.writers)) if survive_site else []
+        if site_failures or quorum.node_loss_failures(with_garbd):
+            continue
+        pairs = [rtt.get(frozenset((candidate.name, s))) for s in cluster.sites]
+        known = [float(link.rtt.quantile(0.5)) for link in pairs if link is not None]
+        worst = max(known) if len(known) == len(pairs) else None
+        fixes.append((math.inf if worst is None else worst, order, candidate.name, worst))
+    if not fixes:
+        return None
+    _, _, name, worst = min(fixes)
+    return name, worst
 
 
 def arbitrator_placed(ctx: Context, p: Params) -> Iterator[RuleHit]:
@@ -113,10 +258,10 @@ def send_window(ctx: Context, p: Params) -> Iterator[RuleHit]:
         limit = cluster.window_limit_commits_per_s
         if len(cluster.members) < 2 or limit >= peak * p["headroom"]:
             continue
-        user = galera.user_send_window_for(
+        send = pipeline.send_window_for(
             peak * p["headroom"],
             cluster.safe_period_ms,
-            ctx.writeset_p50_bytes,
+            cluster.writesets_per_message,
             int(p["min_window"]),
         )
         yield _cluster_hit(
@@ -124,10 +269,11 @@ def send_window(ctx: Context, p: Params) -> Iterator[RuleHit]:
             cluster,
             limit_per_s=limit,
             peak_per_s=peak,
-            window=cluster.user_send_window,
+            window=cluster.send_window,
+            writesets_per_message=cluster.writesets_per_message,
             safe_period_ms=cluster.safe_period_ms,
-            user_send_window=user,
-            send_window=2 * user,
+            user_send_window=max(send // 2, 1),
+            send_window=send,
         )
 
 
@@ -136,8 +282,8 @@ def _replicated_mbps(ctx: Context) -> tuple[float, str] | None:
     if workload.replicated_bytes_per_s is not None:
         return workload.replicated_bytes_per_s.design_value * 8 / 1e6, "peak replicated bytes"
     if workload.commits_per_s is not None:
-        mbps = workload.commits_per_s.design_value * ctx.writeset_p50_bytes * 8 / 1e6
-        return mbps, "peak commits x p50 write set (estimated)"
+        mbps = workload.commits_per_s.design_value * ctx.writeset_mean_bytes * 8 / 1e6
+        return mbps, "peak commits x mean write set (estimated)"
     return None
 
 
@@ -168,23 +314,21 @@ def bandwidth(ctx: Context, p: Params) -> Iterator[RuleHit]:
 
 
 def rtt_tail_instability(ctx: Context, p: Params) -> Iterator[RuleHit]:
-    """A link inside a cluster has a tail or loss that threatens membership or commits."""
+    """A link inside a cluster has a tail or loss that threatens membership or commits: its
+    small-message round trips, or a sized tcp_rr measurement's (a write set's round trip)."""
     opts = ctx.provider_options
     keepalive_s = float(opts["evs.keepalive_period"])
     suspect_s = float(opts["evs.suspect_timeout"])
-    limits = tail_limits(p)
     for option in ctx.options:
         for link in {frozenset(x.sites): x for c in option.clusters for x in c.links}.values():
-            risk = membership.tail_risk(
-                link.rtt, keepalive_s, float(opts["evs.delay_margin"]), suspect_s, limits
-            )
-            if risk.reasons:
+            risk, reasons = link_tail_risk(link, opts, tail_limits(p))
+            if reasons:
                 yield RuleHit(
                     "-".join(link.sites),
                     {
                         "option": option.architecture,
                         "sites": "-".join(link.sites),
-                        "reasons": "; ".join(risk.reasons),
+                        "reasons": "; ".join(reasons),
                         "rtt_p50_ms": risk.rtt_p50_ms,
                         "rtt_top_ms": risk.rtt_top_ms,
                         "loss": risk.loss,
@@ -200,6 +344,59 @@ def rtt_tail_instability(ctx: Context, p: Params) -> Iterator[RuleHit]:
                 )
 
 
+def link_tail_risk(
+    link: LinkEvidence, opts: Mapping[str, Any], limits: membership.TailLimits
+) -> tuple[membership.TailRisk, list[str]]:
+    """A link's tail against the EVS timers: its small-message round trips, then each sized
+    tcp_rr measurement (what a write set of that size sees), reasons of both."""
+    timers = (
+        float(opts["evs.keepalive_period"]),
+        float(opts["evs.delay_margin"]),
+        float(opts["evs.suspect_timeout"]),
+    )
+    risk = membership.tail_risk(link.rtt, *timers, limits)
+    reasons = list(risk.reasons)
+    for measured in link.measurements:
+        if measured.method != "tcp_rr" or measured.distribution.basis == "point":
+            continue
+        sized = membership.tail_risk(measured.distribution, *timers, limits, tail_ratio=True)
+        size = f"{(measured.request_bytes or 0) / 1024:g} KB"
+        reasons += [f"tcp_rr at {size}: {reason}" for reason in sized.reasons]
+    return risk, reasons
+
+
 def tail_limits(p: Params) -> membership.TailLimits:
     """RTT-TAIL-INSTABILITY's parameters as the model's limits."""
     return membership.TailLimits(p["max_loss"], p["max_tail_ratio"], p["max_delayed_per_day"])
+
+
+def writeset_rounds(ctx: Context, p: Params) -> Iterator[RuleHit]:
+    """A large write set crosses the send windows in several commit paths, not one."""
+    size = ctx.writeset_p99_bytes
+    for option, cluster in ctx.clusters():
+        if len(cluster.members) < 2:
+            continue
+        messages = int(pipeline.fragment_count(size, cluster.fragment_bytes))
+        rounds, reply = pipeline.send_rounds([messages], cluster.user_window, cluster.send_window)
+        path = cluster.safe_period_ms
+        # Beyond one path: the extra paths, and the wait for the nearest member's reply.
+        reply_ms = max(cluster.first_reply_ms.values(), default=0.0) if bool(reply[0]) else 0.0
+        extra_ms = float(rounds[0]) * path + reply_ms
+        if extra_ms < p["min_extra_ms"]:
+            continue
+        user = 2 ** math.ceil(math.log2(messages))  # every fragment leaves at once
+        yield _cluster_hit(
+            option,
+            cluster,
+            writeset_bytes=size,
+            messages=messages,
+            fragment_bytes=cluster.fragment_bytes,
+            paths=int(rounds[0]) + 1,
+            waits_reply="" if not reply_ms else f" and waits {reply_ms:.1f} ms for a first reply",
+            path_ms=path,
+            extra_ms=extra_ms,
+            window=cluster.send_window,
+            user_window=cluster.user_window,
+            user_send_window=user,
+            send_window=2 * user,
+        )

@@ -22,8 +22,14 @@ class Context:
     topology: Topology
     links: Sequence[LinkEvidence]
     writeset_p50_bytes: float = 2048.0
+    writeset_mean_bytes: float = 2048.0
+    writeset_p99_bytes: float = 65536.0
     options: Sequence[Option] = field(default_factory=tuple)  # evaluated architectures
     provider_options: Mapping[str, OptionValue] = field(default_factory=dict)  # effective
+    # The recommended architecture with every estimated link at the ``low`` and ``high`` end
+    # of its range, and at the ``estimate`` (advisor/analysis.py); empty when no link is
+    # estimated or before the verdict. Values: the architecture, with its groups when grouped.
+    estimate_ends: Mapping[str, str] = field(default_factory=dict)
 
     def clusters(self) -> Iterator[tuple[Option, ClusterEval]]:
         """Every (option, cluster) pair under judgement."""

@@ -1,5 +1,6 @@
 """Predicates of the link rules: what the evidence about a site pair says by itself,
-whatever the architecture (a round trip faster than light, an estimate, ping only).
+whatever the architecture (a round trip faster than light, an estimate, ping only), and
+whether the verdict holds over the range of the estimated pairs.
 
 Each predicate takes the :class:`~advisor.rules.context.Context` and the rule's parameters and
 yields :class:`~advisor.rules.pack.RuleHit`; the rule's YAML file holds its severity,
@@ -8,11 +9,11 @@ thresholds and message.
 
 from __future__ import annotations
 
-__all__ = ["ping_only", "rtt_below_physics", "rtt_estimated"]
+__all__ = ["estimate_flips_verdict", "ping_only", "rtt_below_physics", "rtt_estimated"]
 
 from collections.abc import Iterator, Mapping
 
-from advisor.engine.evidence import LinkEvidence
+from advisor.engine.evidence import LinkEvidence, RttEstimate
 from advisor.model import physics
 from advisor.rules.context import Context
 from advisor.rules.pack import RuleHit
@@ -50,20 +51,73 @@ def rtt_below_physics(ctx: Context, p: Params) -> Iterator[RuleHit]:
 
 
 def rtt_estimated(ctx: Context, p: Params) -> Iterator[RuleHit]:
-    """A pair nobody measured: its RTT comes from distance and a published fit."""
+    """A pair nobody measured: its RTT comes from distance and a published fit, bounded by
+    physics below and by the best path over measured links above."""
     for link in ctx.links:
-        if link.rtt_source == "estimated":
-            yield RuleHit(
-                _pair(link),
-                {
-                    "sites": _pair(link),
-                    "rtt_p50_ms": float(link.rtt.quantile(0.5)),
-                    "distance_km": link.distance_km or 0.0,
-                    "floor_rtt_ms": link.floor_rtt_ms or 0.0,
-                    "overhead_ms": physics.ESTIMATE_FIXED_OVERHEAD_MS,
-                    "route_factor": physics.ESTIMATE_ROUTE_FACTOR,
-                },
-            )
+        if link.rtt_source != "estimated":
+            continue
+        estimate = link.estimate
+        p50_ms = float(link.rtt.quantile(0.5))
+        yield RuleHit(
+            _pair(link),
+            {
+                "sites": _pair(link),
+                "rtt_p50_ms": p50_ms,
+                "range_low_ms": estimate.low_ms if estimate else p50_ms,
+                "range_high_ms": estimate.high_ms if estimate else p50_ms,
+                "range_high_basis": _high_basis(estimate),
+                "basis": estimate.basis if estimate else "",
+                "fit_ms": estimate.fit_ms if estimate else p50_ms,
+                "path_bound_ms": estimate.path_bound_ms if estimate else None,
+                "scatter_factor": physics.ESTIMATE_SCATTER_FACTOR,
+                "distance_km": link.distance_km or 0.0,
+                "floor_rtt_ms": link.floor_rtt_ms or 0.0,
+                "overhead_ms": physics.ESTIMATE_FIXED_OVERHEAD_MS,
+                "route_factor": physics.ESTIMATE_ROUTE_FACTOR,
+            },
+        )
+
+
+def _high_basis(estimate: RttEstimate | None) -> str:
+    """What sets the top of an estimate's range, in words."""
+    if estimate is None:
+        return "the estimate"
+    if estimate.path_bound_ms is not None and estimate.high_ms == estimate.path_bound_ms:
+        return f"the measured path via {', '.join(estimate.via)}"
+    return f"{physics.ESTIMATE_SCATTER_FACTOR:g} x the fit"
+
+
+def estimate_flips_verdict(ctx: Context, p: Params) -> Iterator[RuleHit]:
+    """The recommendation differs with the estimated pairs at an end of their range.
+
+    Reads what the analysis computed (``ctx.estimate_ends``: the recommended architecture
+    with every estimated link at the low end, at the estimate and at the high end of its
+    range); names the estimated pairs that an option can use (at least one end holds data).
+    """
+    ends = ctx.estimate_ends
+    central = ends.get("estimate")
+    if central is None or all(ends.get(end, central) == central for end in ("low", "high")):
+        return
+    data = {s.name for s in ctx.topology.sites if s.nodes > 0}
+    varied = [
+        link for link in ctx.links if link.estimate is not None and data.intersection(link.sites)
+    ]
+    if not varied:
+        return
+    yield RuleHit(
+        ", ".join(_pair(link) for link in varied),
+        {
+            "pairs": "; ".join(
+                f"{_pair(link)} {link.estimate.low_ms:.2f} to {link.estimate.high_ms:.2f} ms "
+                f"(estimate {link.estimate.p50_ms:.2f} ms)"
+                for link in varied
+                if link.estimate is not None
+            ),
+            "low": ends.get("low", central),
+            "estimate": central,
+            "high": ends.get("high", central),
+        },
+    )
 
 
 def ping_only(ctx: Context, p: Params) -> Iterator[RuleHit]:

@@ -66,6 +66,7 @@ class RuleHit:
     subject: str
     values: Mapping[str, Any]
     option: str | None = None
+    remedy: str | None = None  # the kind of change that removes it (advisor.verdict.REMEDIES)
 
 
 def default_rules_dir() -> Path:

@@ -25,12 +25,16 @@ CHECKS: dict[str, Check] = {
     "RTT-BELOW-PHYSICS": link.rtt_below_physics,
     "RTT-ESTIMATED": link.rtt_estimated,
     "PING-ONLY": link.ping_only,
+    "ESTIMATE-FLIPS-VERDICT": link.estimate_flips_verdict,
     "COMMIT-LATENCY-SLO": cluster.commit_latency_slo,
     "QUORUM-SITE-LOSS": cluster.quorum_site_loss,
     "QUORUM-NODE-LOSS": cluster.quorum_node_loss,
+    "FAILOVER-NODE-LOSS": cluster.failover_node_loss,
+    "FAILOVER-SITE-LOSS": cluster.failover_site_loss,
     "ARBITRATOR-PLACED": cluster.arbitrator_placed,
     "RTT-TAIL-INSTABILITY": cluster.rtt_tail_instability,
     "SEND-WINDOW": cluster.send_window,
+    "WRITESET-ROUNDS": cluster.writeset_rounds,
     "BANDWIDTH": cluster.bandwidth,
     "HOT-ROW-RATE": hot_row.hot_row_rate,
     "HOT-ROW-QUEUE": hot_row.hot_row_queue,
@@ -67,6 +71,7 @@ def evaluate(
                     title=rule.title,
                     message=render_message(rule, values),
                     values={k: _plain(v) for k, v in hit.values.items()},
+                    remedy=hit.remedy,
                 )
             )
     return findings

@@ -118,7 +118,7 @@ def sweep(analysis: Analysis, variable: str, values: npt.ArrayLike) -> SweepResu
         tuple(o.architecture for o in options),
         commit_p50,
         cost == 0,
-        verdict.rank(cost, clusters, commit_p50),
+        verdict.rank(cost, clusters, commit_p50, [verdict.failovers(o) for o in options]),
         current,
     )
 
@@ -145,23 +145,23 @@ class _Grid:
     rate_scale: FloatArray
 
 
-def _judge(
-    analysis: Analysis, option: Option, grid: _Grid
-) -> tuple[FloatArray, npt.NDArray[np.int_]]:
+def _judge(analysis: Analysis, option: Option, grid: _Grid) -> tuple[FloatArray, FloatArray]:
     """Median commit and the remedy cost of the option's blocking rules along the grid.
 
     Blockers of rules the sweep re-judges (:data:`REJUDGED`) are decided at every point,
     when the rule is a blocker; every other blocker is carried over as it is today.
     """
     lan = _lan_commit(analysis, option)
-    blocking = {f.rule for f in verdict.blockers(option, analysis.findings)}
-    carried = blocking - set(REJUDGED)
-    cost = np.full(grid.rtt_scale.shape, verdict.remedy_cost(carried, analysis.rules), np.intp)
+    blocking = verdict.blockers(option, analysis.findings)
+    carried = [f for f in blocking if f.rule not in REJUDGED]
+    cost = np.full(grid.rtt_scale.shape, verdict.remedy_cost(carried, analysis.rules), float)
     for rule_id, still_ok in REJUDGED.items():
         rule = analysis.rules[rule_id]
         if rule.severity == "blocker":
             ok = still_ok(analysis, option, lan, grid, rule.parameters)
-            cost += rule.remedy_cost * (~ok)
+            # Today's findings of the rule say which remedy it needs; elsewhere its own cost.
+            today = [f for f in blocking if f.rule == rule_id]
+            cost += verdict.remedy_cost(today or [rule_id], analysis.rules) * (~ok)
     return _commit_p50(option, lan, grid.rtt_scale), cost
 
 
@@ -187,12 +187,13 @@ def _slo_ok(
     ok = np.ones(grid.rtt_scale.shape, dtype=bool)
     slo = analysis.topology.requirements.commit_latency_ms
     for index, cluster in enumerate(option.clusters):
+        # A cluster inside one site crosses no inter-site link: nothing of it scales (its
+        # p99 above the LAN p50 is LAN spread, not WAN).
+        scale = grid.rtt_scale if len(cluster.members) > 1 else np.ones_like(grid.rtt_scale)
         for site in cluster.writers:
             now = cluster.commit_percentiles(site)
             for key, limit in (slo.given() if slo else {}).items():
-                ok &= (
-                    verdict.scaled_latency_ms(now[key], lan[index]["p50"], grid.rtt_scale) <= limit
-                )
+                ok &= verdict.scaled_latency_ms(now[key], lan[index]["p50"], scale) <= limit
     return ok
 
 

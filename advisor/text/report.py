@@ -71,7 +71,7 @@ def _report(result: Recommendation, markdown: bool, width: int) -> str:
     if result.hot_rows:
         parts += [heading("Hot rows (max updates/s, one per commit)"), _hot_rows(result, markdown)]
     parts += [heading("Findings"), _findings(result.findings, markdown, width)]
-    parts += [heading("Links"), _links(result, markdown)]
+    parts += [heading("Links"), _links(result, markdown, width)]
     if result.what_would_change:
         parts += [heading("What would change the answer")]
         parts += [("- " if markdown else "* ") + wrap(w.message) for w in result.what_would_change]
@@ -91,6 +91,7 @@ def _options(options: Sequence[OptionReport], markdown: bool) -> str:
     for o in options:
         throughput = f"{o.throughput.commits_per_s:.0f}" if o.throughput else "-"
         risk = f"{o.data_at_risk_s * 1000:.0f} ms" if o.data_at_risk_s is not None else "0"
+        risk = "unbounded" if o.data_at_risk_unbounded else risk
         rows.append(
             [
                 o.architecture,
@@ -99,7 +100,7 @@ def _options(options: Sequence[OptionReport], markdown: bool) -> str:
                 _ms(o.commit_latency_ms, "p50"),
                 _ms(o.commit_latency_ms, "p99"),
                 throughput,
-                "yes" if o.survives_site_loss else "no",
+                _survives(o),
                 risk,
                 ", ".join(o.blockers) or "-",
             ]
@@ -118,6 +119,15 @@ def _options(options: Sequence[OptionReport], markdown: bool) -> str:
     return table(headers, rows, markdown=markdown)
 
 
+def _survives(option: OptionReport) -> str:
+    """``yes`` on its own quorum, ``by failover (76 s)`` with the longest failover, ``no``."""
+    if not option.survives_site_loss:
+        return "no"
+    if option.failover_rto_s is None:
+        return "yes"
+    return f"by failover ({option.failover_rto_s:.0f} s)"
+
+
 def _hot_rows(result: Recommendation, markdown: bool) -> str:
     architectures = [o.architecture for o in result.options]
     rows = [
@@ -125,10 +135,17 @@ def _hot_rows(result: Recommendation, markdown: bool) -> str:
             r.name,
             f"{r.required_updates_per_s:g}",
             *(f"{r.max_updates_per_s.get(a, float('nan')):.1f}" for a in architectures),
+            _writes(r.write_latency_ms.get(result.architecture or "", {})),
         ]
         for r in result.hot_rows
     ]
-    return table(["row", "needs/s", *architectures], rows, markdown=markdown)
+    headers = ["row", "needs/s", *architectures, f"write ms from ({result.architecture})"]
+    return table(headers, rows, markdown=markdown)
+
+
+def _writes(by_site: dict[str, float]) -> str:
+    """``a 1.3, b 21.3``: one write from each writer site, routed to the owner if need be."""
+    return ", ".join(f"{site} {ms:.1f}" for site, ms in by_site.items()) or "-"
 
 
 def _findings(findings: Sequence[Finding], markdown: bool, width: int) -> str:
@@ -150,14 +167,16 @@ def _findings(findings: Sequence[Finding], markdown: bool, width: int) -> str:
     return "\n".join(lines)
 
 
-def _links(result: Recommendation, markdown: bool) -> str:
+def _links(result: Recommendation, markdown: bool, width: int) -> str:
     rows = []
+    bases = []
     for link in result.links:
         distance = f"{link.distance_km:.0f}" if link.distance_km is not None else "?"
         floor = f"{link.floor_rtt_ms:.2f}" if link.floor_rtt_ms is not None else "?"
         fraction = (
             f"{link.light_speed_fraction:.0%}" if link.light_speed_fraction is not None else "?"
         )
+        span = link.rtt_estimate_range_ms
         rows.append(
             [
                 f"{link.sites[0]} - {link.sites[1]}",
@@ -167,7 +186,20 @@ def _links(result: Recommendation, markdown: bool) -> str:
                 _ms(link.rtt_ms, "p99"),
                 fraction,
                 link.rtt_source,
+                f"{_ms(span, 'low')} - {_ms(span, 'high')}" if span else "-",
             ]
         )
+        if link.rtt_estimate_basis:
+            bases.append(f"{link.sites[0]} - {link.sites[1]}: {link.rtt_estimate_basis}")
     headers = ["link", "km", "floor ms", "rtt p50 ms", "p99 ms", "of light speed", "source"]
-    return table(headers, rows, markdown=markdown)
+    text = table([*headers, "estimate range ms"], rows, markdown=markdown)
+    if not bases:
+        return text
+    lead = "Estimated round trips, their basis:"
+    if markdown:
+        return "\n".join([text, "", lead, *(f"- {b}" for b in bases)])
+    items = [
+        textwrap.fill(f"* {b}", width, break_on_hyphens=False, subsequent_indent="    ")
+        for b in bases
+    ]
+    return "\n".join([text, "", lead, *items])

@@ -1,0 +1,420 @@
+"""Galera's replication pipeline: a write set cut into fragments, sent through the EVS windows.
+
+Pure functions over numpy arrays. The mechanism, from Galera's source (codership/galera,
+branch 4.x; the same in 3.x):
+
+- **Fragments.** gcs cuts a write set into fragments of at most ``gcs.max_packet_size``
+  (default 64500) bytes, capped by the transport's message size, less a 20-byte action header
+  (``gcs_core_set_pkt_size`` in gcs/src/gcs_core.cpp; ``PROTO_DATA_OFFSET`` in
+  gcs/src/gcs_act_proto.cpp). The gcomm transport's message size is the asio protonet MTU,
+  ``1 << 15``, less the GMCast header of 4 bytes and a 16-byte UUID (gcomm/src/asio_protonet.cpp,
+  gcomm/src/gmcast.hpp): 32748 bytes. So a fragment carries at most 32728 bytes of the write
+  set, whatever ``gcs.max_packet_size`` above that says.
+- **Windows.** Each fragment is one EVS message. A node may not send message ``seq`` while
+  ``seq > safe_seq + window`` (``Proto::is_flow_control``, gcomm/src/evs_proto.cpp), where
+  ``safe_seq`` is what every member has acknowledged. A new message is sent at once with
+  ``window = evs.user_send_window`` if nothing is queued; otherwise it queues, and the queue
+  drains with ``window = evs.send_window`` whenever a message from a peer arrives
+  (``handle_user``, ``handle_gap``), queued messages of the same order aggregated into one
+  message up to the MTU (``evs.use_aggregate``, default on; ``Proto::aggregate_len``).
+- **Rounds.** A message is safe, and a slot of the window frees, one commit path after it was
+  sent: the longest path ``w -> k -> j -> w`` of :mod:`advisor.model.galera` (``path_ms``).
+  So for a write set of ``n`` fragments, windows ``U`` (user) and ``S`` (send): fragments
+  ``1..U`` leave at once; ``U+1..S`` at the first reply from a peer (``first_reply_ms``, the
+  nearest member's round trip); fragment ``s > S`` when fragment ``s - S`` is safe, one path
+  after it left. The commit returns one path after the last fragment left.
+
+Checked against this project's lab (benchmarks/calibration/lab-galera.yaml,
+``large-writeset-one-writer-rtt20``, and benchmarks/calibration/lab-runs.yaml): 3 KB to 3 MB
+write sets at RTT 20 ms with the default windows 4/2 within 4 % once the local cost of each
+size (measured with no delay) is added.
+
+Glossary: ``writeset_bytes`` the replicated size of one write set [bytes];
+``fragment_bytes`` the write-set bytes one fragment carries [bytes]; ``*_ms`` [ms];
+``user_window``, ``send_window`` counts of EVS messages.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DEFAULT_MAX_PACKET_SIZE_BYTES",
+    "GCOMM_MTU_BYTES",
+    "GCS_ACTION_HEADER_BYTES",
+    "MAX_SIMULATED_CLIENTS",
+    "MAX_SIMULATED_COMMITS",
+    "ClosedLoop",
+    "burst_bytes",
+    "closed_loop",
+    "fragment_bytes",
+    "fragment_count",
+    "pipeline_commit_ms",
+    "rtt_at_bytes",
+    "send_rounds",
+    "send_window_for",
+    "window_limit_commits_per_s",
+    "writesets_per_message",
+]
+
+import heapq
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+# gcomm's message size: asio protonet mtu_ = 1 << 15 less GMCast's 4 + UUID::serial_size() 16
+# (https://github.com/codership/galera/blob/4.x/gcomm/src/asio_protonet.cpp, gmcast.hpp).
+GCOMM_MTU_BYTES = (1 << 15) - (4 + 16)
+# gcs action header before each fragment's payload: PROTO_DATA_OFFSET
+# (https://github.com/codership/galera/blob/4.x/gcs/src/gcs_act_proto.cpp).
+GCS_ACTION_HEADER_BYTES = 20
+# gcs.max_packet_size's default (https://galeracluster.com/library/documentation/galera-parameters.html).
+DEFAULT_MAX_PACKET_SIZE_BYTES = 64_500
+
+
+def fragment_bytes(max_packet_size_bytes: int = DEFAULT_MAX_PACKET_SIZE_BYTES) -> int:
+    """Write-set bytes one fragment carries: the smaller of ``gcs.max_packet_size`` and the
+    transport's message size, less the gcs action header.
+
+    >>> fragment_bytes()          # the default 64500 is capped by gcomm's 32748
+    32728
+    >>> fragment_bytes(16384)
+    16364
+    """
+    return min(int(max_packet_size_bytes), GCOMM_MTU_BYTES) - GCS_ACTION_HEADER_BYTES
+
+
+def fragment_count(writeset_bytes: npt.ArrayLike, fragment_size_bytes: int) -> IntArray:
+    """Fragments, hence EVS messages, of one write set (at least one).
+
+    >>> int(fragment_count(197_983, 32_728))     # the lab's 198 KB write set
+    7
+    """
+    size = np.asarray(writeset_bytes, dtype=float)
+    return np.maximum(np.ceil(size / fragment_size_bytes), 1).astype(np.int64)
+
+
+def send_rounds(
+    fragments: npt.ArrayLike, user_window: int, send_window: int
+) -> tuple[IntArray, npt.NDArray[np.bool_]]:
+    """How the last fragment leaves: after how many full commit paths, and whether it also
+    waits for a first reply.
+
+    Fragment ``s`` leaves at 0 (``s <= U``), at the first reply (``U < s <= S``), or one path
+    after fragment ``s - S`` left. Reducing ``n`` by ``S`` per path: ``rounds = ceil(n / S) - 1``
+    paths, then the rest ``n - rounds * S`` waits for a reply when it exceeds ``U``.
+
+    >>> rounds, reply = send_rounds([1, 2, 3, 7, 25], user_window=2, send_window=4)
+    >>> rounds.tolist(), reply.tolist()
+    ([0, 0, 0, 1, 6], [False, False, True, True, False])
+    """
+    n = np.asarray(fragments, dtype=np.int64)
+    send = max(int(send_window), 1)
+    user = min(max(int(user_window), 1), send)  # Galera caps the user window at send_window
+    rounds = -(-n // send) - 1
+    rest = n - rounds * send
+    return rounds, rest > user
+
+
+def pipeline_commit_ms(
+    fragments: npt.ArrayLike,
+    user_window: int,
+    send_window: int,
+    path_ms: npt.ArrayLike,
+    first_reply_ms: npt.ArrayLike,
+) -> FloatArray:
+    """From the first fragment's send to the last one's safe delivery [ms].
+
+    ``path_ms`` is the commit path of one message (longest ``w -> k -> j -> w``), drawn or
+    given; ``first_reply_ms`` the round trip to the nearest member. Local certification and
+    commit are not included.
+
+    >>> # RTT 20 ms on three pairs: path 30 ms, first reply 20 ms; default windows 4/2.
+    >>> pipeline_commit_ms([1, 7, 25, 97], 2, 4, 30.0, 20.0).tolist()
+    [30.0, 80.0, 210.0, 750.0]
+    """
+    rounds, reply = send_rounds(fragments, user_window, send_window)
+    path = np.asarray(path_ms, dtype=float)
+    reply_ms = np.where(reply, np.asarray(first_reply_ms, dtype=float), 0.0)
+    return np.asarray((rounds + 1) * path + reply_ms, dtype=float)
+
+
+def burst_bytes(
+    writeset_bytes: npt.ArrayLike, fragment_size_bytes: int, send_window: int
+) -> FloatArray:
+    """Bytes in flight on one link per round: the whole write set, or a window of fragments.
+
+    What the first leg of a commit path carries over TCP; small write sets are one burst.
+
+    >>> burst_bytes([2_048, 3_103_172], 32_728, 4).tolist()
+    [2048.0, 130912.0]
+    """
+    size = np.asarray(writeset_bytes, dtype=float)
+    return np.asarray(np.minimum(size, float(send_window) * fragment_size_bytes), dtype=float)
+
+
+def rtt_at_bytes(
+    bytes_: npt.ArrayLike,
+    low_bytes: float,
+    rtt_at_low_ms: npt.ArrayLike,
+    high_bytes: float,
+    rtt_at_high_ms: npt.ArrayLike,
+    small_rtt_ms: npt.ArrayLike,
+) -> FloatArray:
+    """A link's round trip at ``bytes_`` per draw, from its round trips at two sizes [ms].
+
+    Linear in the size between (and beyond) the two anchors, as serialisation is; never below
+    the small-message round trip of the same draw. One anchor (``high == low``) is used as is.
+
+    >>> rtt_at_bytes([1_000, 2_000, 40_000], 2_000, 10.5, 66_000, 12.5, 10.0).tolist()
+    [10.46875, 10.5, 11.6875]
+    """
+    size = np.asarray(bytes_, dtype=float)
+    low = np.asarray(rtt_at_low_ms, dtype=float)
+    if high_bytes <= low_bytes:
+        return np.asarray(np.maximum(low + 0.0 * size, small_rtt_ms), dtype=float)
+    slope = (np.asarray(rtt_at_high_ms, dtype=float) - low) / (high_bytes - low_bytes)
+    return np.asarray(np.maximum(low + slope * (size - low_bytes), small_rtt_ms), dtype=float)
+
+
+def writesets_per_message(writeset_bytes: float, fragment_size_bytes: int) -> float:
+    """Write sets one EVS message carries when they queue: small ones aggregate up to a
+    message's payload, a large one spans several messages (a fraction per message).
+
+    >>> writesets_per_message(1_650, 32_728), writesets_per_message(100_000, 32_728)
+    (19.0, 0.25)
+    """
+    size = max(float(writeset_bytes), 1.0)
+    if size <= fragment_size_bytes:
+        return float(fragment_size_bytes // size)
+    return 1.0 / math.ceil(size / fragment_size_bytes)
+
+
+def window_limit_commits_per_s(
+    send_window: int, path_ms: float, writesets_per_message: float
+) -> float:
+    """Commits per second one node can replicate before its send window stalls it.
+
+    Under load write sets queue, and the queue drains with ``evs.send_window`` messages
+    beyond ``safe_seq``, which advances once per commit path; each message carries
+    ``writesets_per_message`` queued write sets (``evs.use_aggregate``). The user window only
+    governs a message sent into an empty queue.
+
+    >>> round(window_limit_commits_per_s(4, 30.0, 19.0))     # defaults 4/2 at a 30 ms path
+    2533
+    """
+    return send_window / (max(path_ms, 1e-9) / 1000.0) * writesets_per_message
+
+
+def send_window_for(
+    rate_per_s: float, path_ms: float, writesets_per_message: float, min_window: int
+) -> int:
+    """The ``evs.send_window`` that carries ``rate_per_s`` commits at this commit path: the
+    inverse of :func:`window_limit_commits_per_s`, rounded up to a power of two and never
+    below ``min_window``. Codership advises ``evs.user_send_window`` at about half of it
+    (https://galeracluster.com/library/documentation/galera-parameters.html).
+
+    >>> send_window_for(4000.0, 7.0, 1.0, 16)   # 4000/s x 7 ms = 28 messages in flight
+    32
+    """
+    needed = rate_per_s * path_ms / 1000.0 / max(writesets_per_message, 1e-9)
+    return int(max(min_window, 2 ** math.ceil(math.log2(max(needed, 1.0)))))
+
+
+@dataclass(frozen=True)
+class ClosedLoop:
+    """What a closed population of clients gets through the pipeline."""
+
+    commits_per_s: float
+    commit_ms: FloatArray  # each simulated commit, queueing for the window included [ms]
+    txn_ms: FloatArray  # each simulated transaction: think time plus its commits [ms]
+
+
+def closed_loop(
+    clients: int,
+    think_ms: float,
+    commits_per_txn: int,
+    path_ms: npt.ArrayLike,
+    first_reply_ms: npt.ArrayLike,
+    fragments: npt.ArrayLike,
+    *,
+    user_window: int,
+    send_window: int,
+    writesets_per_message: float,
+    local_commit_ms: float,
+    commits: int = 4000,
+    seed: int = 20_261_122,
+) -> ClosedLoop:
+    """Simulate ``clients`` that each think, then commit, through one node's EVS send path.
+
+    The mechanism of the module docstring, event by event: a write set goes out at once into an
+    empty queue within ``user_window``, else it queues; the queue drains at every arrival from
+    a peer (the nearest's reply, ``first_reply_ms`` after a send, and the safe delivery of
+    earlier messages) with ``send_window``, queued single-fragment write sets aggregated
+    ``writesets_per_message`` to a message. A message is safe one commit path after it left
+    (``path_ms``, without local work), and in order; its write sets then commit after
+    ``local_commit_ms``. Think times are exponential with mean ``think_ms`` (the usual closed
+    queueing assumption: clients' SQL times vary); each commit takes the next of the drawn
+    ``path_ms``, ``first_reply_ms`` and ``fragments``. The first fifth of the commits is a
+    warm-up and not reported.
+
+    >>> run = closed_loop(1, 4.0, 1, [30.0], [20.0], [1], user_window=2, send_window=4,
+    ...                   writesets_per_message=19, local_commit_ms=1.0, commits=500)
+    >>> float(np.median(run.commit_ms))    # alone: one path plus local work
+    31.0
+    """
+    paths = np.asarray(path_ms, dtype=float).ravel()
+    replies = np.asarray(first_reply_ms, dtype=float).ravel()
+    pieces = np.asarray(fragments, dtype=np.int64).ravel()
+    if clients > MAX_SIMULATED_CLIENTS:
+        return _asymptotic(
+            clients, think_ms, commits_per_txn, paths + local_commit_ms, pieces,
+            send_window, writesets_per_message,
+        )  # fmt: skip
+    # Ten commits per client at least, so that every client reaches a steady state; bounded,
+    # so that long transactions cannot make the run long (their latency then follows from
+    # Little's law, below).
+    commits = min(max(commits, 10 * clients), MAX_SIMULATED_COMMITS)
+    sim = _Pipeline(user_window, send_window, max(int(writesets_per_message), 1))
+    rng = np.random.default_rng(seed)
+    per_txn = max(int(commits_per_txn), 1)
+    events: list[tuple[float, int, int, int]] = []  # (time, order, kind, value)
+    started: dict[int, float] = {}
+    txn_start: dict[int, float] = {}
+    left_in_txn = dict.fromkeys(range(clients), per_txn)
+    done: list[tuple[float, float]] = []
+    txns: list[float] = []
+    order = 0
+
+    def push(time: float, kind: int, value: int) -> None:
+        nonlocal order
+        order += 1
+        heapq.heappush(events, (time, order, kind, value))
+
+    for client in range(clients):
+        txn_start[client] = 0.0
+        push(float(rng.exponential(think_ms / per_txn)), _WRITESET, client)
+    k = 0
+    while events and len(done) < commits:
+        now, _, kind, value = heapq.heappop(events)
+        if kind == _WRITESET:
+            started[value] = now
+            sent = sim.submit(value, int(pieces[k % pieces.size]))
+        elif kind == _REPLY:
+            sent = sim.drain()
+        else:
+            for client in sim.safe(value):
+                done.append((now, now - started[client] + local_commit_ms))
+                left_in_txn[client] -= 1
+                end = now + local_commit_ms
+                if left_in_txn[client] == 0:
+                    txns.append(end - txn_start[client])
+                    left_in_txn[client], txn_start[client] = per_txn, end
+                push(end + float(rng.exponential(think_ms / per_txn)), _WRITESET, client)
+            sent = sim.drain()
+        for seq in sent:
+            push(now + replies[k % replies.size], _REPLY, seq)
+            push(sim.safe_time(now + paths[k % paths.size]), _SAFE, seq)
+            k += 1
+    kept = np.array(done[len(done) // 5 :])
+    span_ms = float(kept[-1, 0] - kept[0, 0])
+    # Every commit takes at least its local work, so simulated time always advances.
+    rate = (len(kept) - 1) / (span_ms / 1000.0)
+    finished = np.asarray(txns[len(txns) // 5 :], dtype=float)
+    if finished.size < _MIN_TXNS:  # long transactions: few finish in the run; by Little's law
+        finished = np.full(1, clients * per_txn / rate * 1000.0)
+    return ClosedLoop(rate, kept[:, 1], finished)
+
+
+# Below this many finished transactions their percentiles are noise: report the mean.
+_MIN_TXNS = 50
+# Beyond this many clients the event simulation would cost seconds; the window is then
+# saturated or nearly, where the asymptotic bounds are close.
+MAX_SIMULATED_CLIENTS = 1000
+MAX_SIMULATED_COMMITS = 20_000
+
+
+def _asymptotic(
+    clients: int,
+    think_ms: float,
+    commits_per_txn: int,
+    commit_ms: FloatArray,
+    fragments: IntArray,
+    send_window: int,
+    writesets_per_message: float,
+) -> ClosedLoop:
+    """Many clients: the asymptotic bounds of operational analysis (Lazowska et al.,
+    "Quantitative System Performance", 1984, ch. 5): ``X = min(N / (Z + T), capacity)``, the
+    capacity being the send window's messages per commit path; latency by Little's law."""
+    per_txn = max(int(commits_per_txn), 1)
+    lone_ms = float(np.mean(commit_ms))
+    path_ms = max(lone_ms, 1e-3)
+    messages = float(np.mean(fragments)) if writesets_per_message < 1 else 1.0
+    capacity = send_window / (path_ms / 1000.0) * max(writesets_per_message, 1.0 / messages)
+    rate = min(clients / ((think_ms / per_txn + lone_ms) / 1000.0), capacity)
+    stretch = clients / (rate / 1000.0) / (think_ms / per_txn + lone_ms)
+    txn = (think_ms + per_txn * commit_ms) * max(stretch, 1.0)
+    return ClosedLoop(rate, commit_ms * max(stretch, 1.0), np.asarray(txn, dtype=float))
+
+
+_WRITESET, _REPLY, _SAFE = 0, 1, 2
+
+
+class _Pipeline:
+    """One node's EVS send path: the output queue, the windows, safe_seq (evs_proto.cpp)."""
+
+    def __init__(self, user_window: int, send_window: int, per_message: int) -> None:
+        self.send_window = max(send_window, 1)
+        self.user_window = min(max(user_window, 1), self.send_window)
+        self.per_message = per_message
+        self.queue: list[tuple[int, int]] = []  # (client, fragments left to send)
+        self.last_seq = 0
+        self.safe_seq = 0
+        self.last_safe_ms = 0.0
+        self.carried: dict[int, list[int]] = {}  # seq -> clients whose last fragment it is
+
+    def submit(self, client: int, fragments: int) -> list[int]:
+        """A write set of ``fragments`` messages: into an empty queue within the user window
+        at once, one fragment per message; the rest queues."""
+        sent = []
+        left = fragments
+        while not self.queue and left > 0 and self._fits(self.user_window):
+            left -= 1
+            sent.append(self._send([client] if left == 0 else []))
+        if left > 0:
+            self.queue.append((client, left))
+        return sent
+
+    def _fits(self, window: int) -> bool:
+        return self.last_seq + 1 <= self.safe_seq + window
+
+    def drain(self) -> list[int]:
+        sent = []
+        while self.queue and self._fits(self.send_window):
+            client, left = self.queue[0]
+            if left > 1:  # one fragment of a large write set per message
+                self.queue[0] = (client, left - 1)
+                sent.append(self._send([]))
+                continue
+            batch: list[int] = []
+            while self.queue and self.queue[0][1] == 1 and len(batch) < self.per_message:
+                batch.append(self.queue.pop(0)[0])
+            sent.append(self._send(batch))
+        return sent
+
+    def _send(self, finishing: list[int]) -> int:
+        self.last_seq += 1
+        self.carried[self.last_seq] = finishing
+        return self.last_seq
+
+    def safe_time(self, due_ms: float) -> float:
+        """Messages become safe in order."""
+        self.last_safe_ms = max(self.last_safe_ms, due_ms)
+        return self.last_safe_ms
+
+    def safe(self, seq: int) -> list[int]:
+        self.safe_seq = max(self.safe_seq, seq)
+        return self.carried.pop(seq)

@@ -1,0 +1,352 @@
+"""Estimates bounded by evidence: an unmeasured pair's round trip between the physical floor
+and the best path over measured links, its range in the report, and whether the verdict holds
+over that range (ESTIMATE-FLIPS-VERDICT). Numbers worked by hand in the comments.
+
+Constants: fibre 204.19 km/ms, so floor = 2 * km / 204.19; the fit is 7.5 ms + 1.39 x floor
+(advisor/model/physics.py); the range's top is at most 2 x the fit.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from advisor import analysis as analysis_module
+from advisor.analysis import Analysis, analyse
+from advisor.engine.evidence import LinkEvidence, gather_links
+from advisor.inputs.loading import LoadedTopology, load_topology, parse_topology
+from advisor.model import physics
+from advisor.recommendation import build_recommendation
+from advisor.text.report import render_recommendations, to_json
+
+REPO = Path(__file__).resolve().parent.parent
+PARIS = REPO / "examples" / "paris-frankfurt" / "topology.yaml"
+
+
+def _topology(text: str) -> LoadedTopology:
+    return parse_topology("name: test\n" + textwrap.dedent(text))
+
+
+def _link(links: list[LinkEvidence] | tuple[LinkEvidence, ...], a: str, b: str) -> LinkEvidence:
+    return next(link for link in links if set(link.sites) == {a, b})
+
+
+@cache
+def paris() -> Analysis:
+    return analyse(PARIS)
+
+
+# -- physics: the bounds as numbers ----------------------------------------------------------
+
+
+def test_the_estimate_is_the_fit_clipped_into_floor_and_measured_path():
+    # fit 14.06, floor 4.72, path 10.23: estimate min(max(14.06, 4.72), 10.23) = 10.23;
+    # range low = floor 4.72, high = min(2 x 14.06 = 28.12, 10.23) = 10.23.
+    estimate, low, high = physics.bounded_estimate_ms(14.06, 4.72, 10.23)
+    assert (float(estimate), float(low), float(high)) == pytest.approx((10.23, 4.72, 10.23))
+    # No measured path: the fit itself, from the floor to twice the fit.
+    estimate, low, high = physics.bounded_estimate_ms(14.06, 4.72)
+    assert (float(estimate), float(low), float(high)) == pytest.approx((14.06, 4.72, 28.12))
+
+
+def test_bounded_estimate_is_vectorised():
+    fit = np.array([14.06, 8.86, 8.86])
+    floor = np.array([4.72, 0.98, 19.59])
+    path = np.array([10.23, 12.0, 2.0])
+    estimate, low, high = physics.bounded_estimate_ms(fit, floor, path)
+    # 2nd: path between fit and 2 x fit (17.72): estimate the fit, high the path.
+    # 3rd: path below the floor (distance wrong): the measurement wins, all ends at 2.0.
+    assert estimate.tolist() == pytest.approx([10.23, 8.86, 2.0])
+    assert low.tolist() == pytest.approx([4.72, 0.98, 2.0])
+    assert high.tolist() == pytest.approx([10.23, 12.0, 2.0])
+
+
+def test_relay_paths_take_any_number_of_hops_and_the_shortest():
+    inf = np.inf
+    # a-b 1, b-c 2, c-d 3, a-c 10 (longer than via b: 3): a to d = 1 + 2 + 3 = 6 via b, c.
+    rtt = [[0, 1, 10, inf], [1, 0, 2, inf], [10, 2, 0, 3], [inf, inf, 3, 0]]
+    best, hop = physics.relay_paths_ms(rtt)
+    assert best[0, 3] == pytest.approx(6.0) and best[0, 2] == pytest.approx(3.0)
+    assert physics.relay_path(hop, 0, 3) == [0, 1, 2, 3]
+    assert physics.relay_path(hop, 3, 0) == [3, 2, 1, 0]
+
+
+def test_relay_path_is_empty_without_a_measured_path():
+    inf = np.inf
+    best, hop = physics.relay_paths_ms([[0, 1, inf], [1, 0, inf], [inf, inf, 0]])
+    assert best[0, 2] == inf and physics.relay_path(hop, 0, 2) == []
+
+
+# -- evidence: the estimate of an unmeasured pair ----------------------------------------------
+
+
+def test_paris_2_frankfurt_is_estimated_within_its_measured_path_bound():
+    links = gather_links(load_topology(PARIS))
+    link = _link(links, "paris-2", "frankfurt")
+    estimate = link.estimate
+    assert link.rtt_source == "estimated" and estimate is not None
+    # paris-2 (48.7262, 2.3652) to frankfurt (50.1109, 8.6821): 482.0 km great circle;
+    # floor 2 x 482.0 / 204.19 = 4.721 ms; fit 7.5 + 1.39 x 4.721 = 14.06 ms (the old estimate).
+    assert estimate.floor_ms == pytest.approx(4.721, abs=1e-3)
+    assert estimate.fit_ms == pytest.approx(14.062, abs=1e-3)
+    # Measured: paris-2 - paris-1 0.467 ms (p50 of the samples), paris-1 - frankfurt 9.76 ms
+    # (ping log): relayed through paris-1 at most 0.467 + 9.76 = 10.227 ms.
+    assert estimate.path == ("paris-2", "paris-1", "frankfurt")
+    assert estimate.path_legs_ms == pytest.approx((0.467, 9.76))
+    assert estimate.path_bound_ms == pytest.approx(10.227)
+    assert float(link.rtt.quantile(0.5)) == pytest.approx(10.227) and estimate.p50_ms <= 10.23
+    assert estimate.low_ms >= 4.72 and estimate.low_ms == pytest.approx(estimate.floor_ms)
+    assert estimate.high_ms <= 10.23
+    assert estimate.basis.startswith("via paris-1: 0.47 + 9.76 ms measured")
+    assert "14.06 ms" in estimate.basis  # the fit it clipped
+
+
+def test_the_witness_room_is_bounded_through_paris_1_too():
+    # paris-witness - paris-1 0.6 ms (given p50) + paris-1 - frankfurt 9.76 = 10.36 ms, shorter
+    # than via paris-2 (0.7 + 10.227 estimated: estimates are never used as legs).
+    link = _link(gather_links(load_topology(PARIS)), "paris-witness", "frankfurt")
+    assert link.estimate is not None and link.estimate.via == ("paris-1",)
+    assert link.estimate.p50_ms == pytest.approx(10.36)
+
+
+def test_the_estimate_keeps_its_shape_scaled_to_the_new_p50():
+    # One shape for every estimate: p95 = 1.056 x p50, flat beyond (network.md's Azure ratio).
+    link = _link(gather_links(load_topology(PARIS)), "paris-2", "frankfurt")
+    assert float(link.rtt.quantile(0.95)) == pytest.approx(10.227 * 1.056)
+    assert float(link.rtt.quantile(0.999)) == pytest.approx(10.227 * 1.056)
+    low = link.at_rtt_p50(4.721)
+    assert float(low.rtt.quantile(0.5)) == pytest.approx(4.721)
+    assert float(low.rtt.quantile(0.95)) == pytest.approx(4.721 * 1.056)
+    # The moved copy computes its own write-set round trips, not the original's cache.
+    assert low.writeset_rtt(1800)[0].quantile(0.5) < link.writeset_rtt(1800)[0].quantile(0.5)
+    measured = _link(gather_links(load_topology(PARIS)), "paris-1", "frankfurt")
+    assert measured.at_rtt_p50(1.0) is measured
+
+
+def test_a_pair_with_no_measured_path_keeps_the_distance_fit_and_its_range():
+    loaded = _topology(
+        """
+        sites: [{name: a, location: {lat: 48.86, lon: 2.35}},
+                {name: b, location: {lat: 50.11, lon: 8.68}}]
+        """
+    )
+    link = gather_links(loaded)[0]
+    estimate = link.estimate
+    assert estimate is not None and estimate.path_bound_ms is None and estimate.path == ()
+    # 477.7 km: floor 2 x 477.7 / 204.19 = 4.679 ms; fit 7.5 + 1.39 x 4.679 = 14.004 ms;
+    # range 4.679 to 2 x 14.004 = 28.009 ms.
+    assert estimate.p50_ms == pytest.approx(14.004, abs=1e-3)
+    assert (estimate.low_ms, estimate.high_ms) == pytest.approx((4.679, 28.009), abs=1e-3)
+    assert estimate.basis == "distance fit: 7.5 ms + 1.39 x 4.68 ms floor"
+
+
+THREE = """
+sites: [{{name: a}}, {{name: b}}, {{name: c}}]
+links:
+  - {{sites: [a, b], measurements: [{{method: icmp, percentiles_ms: {{p50: {ab}}}}}]}}
+  - {{sites: [b, c], measurements: [{{method: icmp, percentiles_ms: {{p50: {bc}}}}}]}}
+  - {{sites: [a, c], distance_km: {km}}}
+"""
+
+
+def test_a_measured_path_between_the_fit_and_twice_it_caps_only_the_range():
+    # a-c 100 km: floor 0.9795 ms, fit 7.5 + 1.39 x 0.9795 = 8.861 ms, 2 x fit 17.723 ms.
+    # Via b: 5 + 7 = 12 ms, above the fit: estimate 8.861, range 0.9795 to 12.
+    link = _link(gather_links(_topology(THREE.format(ab=5, bc=7, km=100))), "a", "c")
+    assert link.estimate is not None
+    assert link.estimate.p50_ms == pytest.approx(8.861, abs=1e-3)
+    assert (link.estimate.low_ms, link.estimate.high_ms) == pytest.approx((0.9795, 12.0), abs=1e-4)
+    assert link.estimate.basis == (
+        "distance fit: 7.5 ms + 1.39 x 0.98 ms floor, at most 12.00 ms via b: 5.00 + 7.00 ms "
+        "measured"
+    )
+
+
+def test_a_measured_path_longer_than_twice_the_fit_bounds_nothing():
+    # Via b: 10 + 10 = 20 ms > 17.723 ms: the range is the fit's, the basis the fit alone.
+    link = _link(gather_links(_topology(THREE.format(ab=10, bc=10, km=100))), "a", "c")
+    assert link.estimate is not None and link.estimate.path_bound_ms == pytest.approx(20.0)
+    assert link.estimate.high_ms == pytest.approx(17.723, abs=1e-3)
+    assert link.estimate.basis == "distance fit: 7.5 ms + 1.39 x 0.98 ms floor"
+
+
+def test_a_measured_path_below_the_floor_wins_and_says_the_distance_is_wrong():
+    # a-c stated 2,000 km: floor 19.59 ms; yet via b 1 + 1 = 2 ms was measured. The
+    # measurement wins: estimate and range at 2 ms; the basis asks to check the distance.
+    link = _link(gather_links(_topology(THREE.format(ab=1, bc=1, km=2000))), "a", "c")
+    assert link.estimate is not None
+    estimate = link.estimate
+    assert (estimate.p50_ms, estimate.low_ms, estimate.high_ms) == pytest.approx((2.0, 2.0, 2.0))
+    assert "below the 19.59 ms floor of this pair: check its distance and medium" in estimate.basis
+
+
+def test_a_route_fit_adds_only_the_overhead():
+    # route 300 km: floor 2 x 300 / 204.19 = 2.938 ms, fit 7.5 + 2.938 = 10.438 ms.
+    loaded = _topology(
+        """
+        sites: [{name: a}, {name: b}]
+        links: [{sites: [a, b], route_km: 300}]
+        """
+    )
+    estimate = gather_links(loaded)[0].estimate
+    assert estimate is not None and estimate.p50_ms == pytest.approx(10.438, abs=1e-3)
+    assert estimate.basis == "route fit: 7.5 ms + 2.94 ms floor over 300 km"
+
+
+def test_multi_hop_basis_names_every_relay():
+    # a-b 1, b-c 2, c-d 3 measured, a-d 100 km: via b, c 6 ms < fit 8.861 ms.
+    loaded = _topology(
+        """
+        sites: [{name: a}, {name: b}, {name: c}, {name: d}]
+        links:
+          - {sites: [a, b], measurements: [{method: icmp, percentiles_ms: {p50: 1}}]}
+          - {sites: [b, c], measurements: [{method: icmp, percentiles_ms: {p50: 2}}]}
+          - {sites: [c, d], measurements: [{method: icmp, percentiles_ms: {p50: 3}}]}
+          - {sites: [a, d], distance_km: 100}
+          - {sites: [a, c], distance_km: 50}
+          - {sites: [b, d], distance_km: 50}
+        """
+    )
+    link = _link(gather_links(loaded), "a", "d")
+    assert link.estimate is not None and link.estimate.p50_ms == pytest.approx(6.0)
+    assert link.estimate.basis.startswith("via b, c: 1.00 + 2.00 + 3.00 ms measured")
+
+
+# -- the report ------------------------------------------------------------------------------
+
+
+def test_json_link_report_carries_range_and_basis_for_estimated_links_only():
+    rec = build_recommendation(paris())
+    data = json.loads(to_json(rec))
+    links = {tuple(link["sites"]): link for link in data["links"]}
+    estimated = links[("paris-2", "frankfurt")]
+    assert estimated["rtt_ms"]["p50"] == pytest.approx(10.227)
+    # Rounded like floor_rtt_ms (3 decimals): 4.721 and 0.467 + 9.76 = 10.227.
+    assert estimated["rtt_estimate_range_ms"] == {"low": 4.721, "high": 10.227}
+    assert estimated["floor_rtt_ms"] == 4.721
+    assert estimated["rtt_estimate_basis"].startswith("via paris-1: 0.47 + 9.76 ms")
+    measured = links[("paris-1", "frankfurt")]
+    assert measured["rtt_estimate_range_ms"] is None and measured["rtt_estimate_basis"] is None
+
+
+def test_rtt_estimated_says_the_estimate_its_range_and_basis():
+    finding = next(
+        f
+        for f in paris().findings
+        if f.rule == "RTT-ESTIMATED" and f.subject == "paris-2-frankfurt"
+    )
+    assert "estimated at 10.23 ms (p50)" in finding.message
+    assert "within 4.72 ms (the physical floor) to 10.23 ms (the measured path via paris-1)" in (
+        finding.message
+    )
+    assert "basis: via paris-1: 0.47 + 9.76 ms measured" in finding.message
+    assert finding.values["range_low_ms"] == pytest.approx(4.721087)
+    assert finding.values["range_high_ms"] == pytest.approx(10.227)
+
+
+def test_text_report_shows_the_range_and_basis():
+    text = render_recommendations([build_recommendation(paris())], "text")
+    assert "estimate range ms" in text
+    assert "4.72 - 10.2" in text
+    assert "* paris-2 - frankfurt: via paris-1: 0.47 + 9.76 ms" in text
+
+
+def test_design_document_shows_the_range_and_basis():
+    from advisor.documents.render import render_documents
+
+    design = render_documents(paris())["design.md"]
+    assert "| estimated, 4.72 ms to 10.2 ms |" in design
+    assert "- paris-2 \u2013 frankfurt: 10.2 ms, between 4.72 ms and 10.2 ms; via paris-1" in design
+    assert "the recommendation stays `grouped_clusters (paris-1+paris-2; frankfurt)`" in design
+
+
+# -- the verdict over the range ---------------------------------------------------------------
+
+FLIPS = """
+requirements: {commit_latency_ms: {p99: 15}, survive: node}
+sites: [{name: a, location: {lat: 48.86, lon: 2.35}}, {name: b, location: {lat: 50.11, lon: 8.68}}]
+"""
+
+
+def test_a_verdict_that_flips_inside_the_range_raises_estimate_flips_verdict():
+    # a-b estimated at 14.00 ms (range 4.68 to 28.01). A two-site cluster commits in about one
+    # round trip plus the local commit: p99 about 16.6 ms > 15 at the estimate (per-site
+    # clusters), about 6.8 ms at the floor (one cluster viable), about 31 ms at the top.
+    result = analyse(_topology(FLIPS))
+    assert dict(result.estimate_ends) == {
+        "estimate": "per_site_clusters",
+        "low": "single_cluster",
+        "high": "per_site_clusters",
+    }
+    (finding,) = [f for f in result.findings if f.rule == "ESTIMATE-FLIPS-VERDICT"]
+    assert finding.severity == "warning" and finding.option is None and finding.subject == "a-b"
+    assert "a-b 4.68 to 28.01 ms (estimate 14.00 ms)" in finding.message
+    assert "low end of its range it is single_cluster" in finding.message
+    assert "at the high end, per_site_clusters" in finding.message
+    assert result.chosen.architecture == "per_site_clusters"  # a warning does not decide
+
+
+def test_a_verdict_that_holds_over_the_range_stays_quiet():
+    # Same pair, p99 SLO 50 ms: one cluster holds from 4.68 to 28.01 ms (p99 about 31 ms).
+    result = analyse(_topology(FLIPS.replace("p99: 15", "p99: 50")))
+    assert set(result.estimate_ends.values()) == {"single_cluster"}
+    assert not [f for f in result.findings if f.rule == "ESTIMATE-FLIPS-VERDICT"]
+
+
+def test_paris_frankfurt_holds_over_its_range_and_runs_one_end_only(monkeypatch):
+    calls = []
+    original = analysis_module._analyse_links
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs.get("draws"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(analysis_module, "_analyse_links", counting)
+    result = analyse(PARIS)
+    label = "grouped_clusters (paris-1+paris-2; frankfurt)"
+    assert dict(result.estimate_ends) == {"estimate": label, "low": label, "high": label}
+    assert not [f for f in result.findings if f.rule == "ESTIMATE-FLIPS-VERDICT"]
+    # The main run on the full draws; the low end on the screen's; the high end equals the
+    # estimate for both estimated links (the measured path caps both), so it is not re-run.
+    assert calls == [None, analysis_module.SCREEN_DRAWS]
+
+
+def test_no_estimated_link_no_extra_runs(monkeypatch):
+    calls = []
+    original = analysis_module._analyse_links
+    monkeypatch.setattr(
+        analysis_module,
+        "_analyse_links",
+        lambda *a, **k: calls.append(1) or original(*a, **k),
+    )
+    result = analyse(REPO / "examples" / "us-eu" / "topology.yaml")
+    assert result.estimate_ends == {} and calls == [1]
+
+
+def test_an_estimated_link_between_two_witness_rooms_does_not_count():
+    # w1-w2 carries nothing (a cluster takes one garbd); the data pair is measured.
+    loaded = _topology(
+        """
+        requirements: {survive: node}
+        sites:
+          - {name: a}
+          - {name: b}
+          - {name: w1, nodes: 0, writes: false, arbitrator: true}
+          - {name: w2, nodes: 0, writes: false, arbitrator: true}
+        links:
+          - {sites: [a, b], measurements: [{method: icmp, percentiles_ms: {p50: 1}}]}
+          - {sites: [a, w1], measurements: [{method: icmp, percentiles_ms: {p50: 1}}]}
+          - {sites: [b, w1], measurements: [{method: icmp, percentiles_ms: {p50: 1}}]}
+          - {sites: [a, w2], measurements: [{method: icmp, percentiles_ms: {p50: 1}}]}
+          - {sites: [b, w2], measurements: [{method: icmp, percentiles_ms: {p50: 1}}]}
+          - {sites: [w1, w2], distance_km: 10}
+        """
+    )
+    result = analyse(loaded)
+    assert _link(result.links, "w1", "w2").rtt_source == "estimated"
+    assert result.estimate_ends == {}
