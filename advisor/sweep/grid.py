@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from advisor import verdict
 from advisor.analysis import Analysis
-from advisor.engine.metrics import Option, Percentiles
+from advisor.engine.metrics import ClusterEval, Option, Percentiles
 from advisor.errors import AdvisorError
 from advisor.model import physics
 from advisor.vocabulary import SWEEP_UNITS
@@ -168,12 +168,19 @@ def _judge(analysis: Analysis, option: Option, grid: _Grid) -> tuple[FloatArray,
 def _commit_p50(option: Option, lan: Sequence[Percentiles], scale: FloatArray) -> FloatArray:
     commit_p50 = np.zeros_like(scale)
     for index, cluster in enumerate(option.clusters):
+        wan = _wan_scale(cluster, scale)
         for site in cluster.writers:
             now = cluster.commit_percentiles(site)
             commit_p50 = np.maximum(
-                commit_p50, verdict.scaled_latency_ms(now["p50"], lan[index]["p50"], scale)
+                commit_p50, verdict.scaled_latency_ms(now["p50"], lan[index]["p50"], wan)
             )
     return commit_p50
+
+
+def _wan_scale(cluster: ClusterEval, scale: FloatArray) -> FloatArray:
+    """The RTT scale a cluster's commits follow: none for a cluster inside one site, which
+    crosses no inter-site link (its spread above the LAN p50 is LAN, not WAN)."""
+    return scale if len(cluster.members) > 1 else np.ones_like(scale)
 
 
 def _slo_ok(
@@ -187,9 +194,7 @@ def _slo_ok(
     ok = np.ones(grid.rtt_scale.shape, dtype=bool)
     slo = analysis.topology.requirements.commit_latency_ms
     for index, cluster in enumerate(option.clusters):
-        # A cluster inside one site crosses no inter-site link: nothing of it scales (its
-        # p99 above the LAN p50 is LAN spread, not WAN).
-        scale = grid.rtt_scale if len(cluster.members) > 1 else np.ones_like(grid.rtt_scale)
+        scale = _wan_scale(cluster, grid.rtt_scale)
         for site in cluster.writers:
             now = cluster.commit_percentiles(site)
             for key, limit in (slo.given() if slo else {}).items():
@@ -207,9 +212,8 @@ def _rows_ok(
     """HOT-ROW-RATE, vectorised: each row's utilisation below the rule's limit."""
     ok = np.ones(grid.rtt_scale.shape, dtype=bool)
     for row in option.hot_rows:
-        p50 = verdict.scaled_latency_ms(
-            row.commit_ms["p50"], lan[row.cluster]["p50"], grid.rtt_scale
-        )
+        scale = _wan_scale(option.clusters[row.cluster], grid.rtt_scale)
+        p50 = verdict.scaled_latency_ms(row.commit_ms["p50"], lan[row.cluster]["p50"], scale)
         ok &= row.row.updates_per_s * grid.rate_scale * p50 / 1000.0 < params["max_utilisation"]
     return ok
 
