@@ -20,6 +20,7 @@ import numpy as np
 from advisor.engine import failover
 from advisor.engine.evidence import LinkEvidence
 from advisor.engine.metrics import (
+    REPORTED,
     AsyncLink,
     ClusterEval,
     FloatArray,
@@ -155,7 +156,7 @@ class Evaluator:
         single = self.cluster([site])
         if site in single.commit_by_site_ms:
             return single.commit_percentiles(site)
-        return {k: self.local_commit_ms for k in ("p50", "p95", "p99", "p999", "max")}
+        return dict.fromkeys(REPORTED, self.local_commit_ms)
 
     # -- clusters --------------------------------------------------------------------
 

@@ -319,9 +319,10 @@ def rtt_tail_instability(ctx: Context, p: Params) -> Iterator[RuleHit]:
     opts = ctx.provider_options
     keepalive_s = float(opts["evs.keepalive_period"])
     suspect_s = float(opts["evs.suspect_timeout"])
+    limits = tail_limits(p)
     for option in ctx.options:
         for link in {frozenset(x.sites): x for c in option.clusters for x in c.links}.values():
-            risk, reasons = link_tail_risk(link, opts, tail_limits(p))
+            risk, reasons = link_tail_risk(link, opts, limits)
             if reasons:
                 yield RuleHit(
                     "-".join(link.sites),
