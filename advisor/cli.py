@@ -252,7 +252,7 @@ def sweep(
     from advisor.sweep.grid import sweep as run
     from advisor.sweep.render import render_sweep, sweep_svg
 
-    grid = parse_range(value_range)
+    grid = parse_range(value_range, variable=vary)
     loaded = _load(file, measurements_root, max_file_mb)
     result = run(analyse(loaded, rules_dirs=rules or ()), vary, grid)
     typer.echo(render_sweep(result, output_format, width=_width()))

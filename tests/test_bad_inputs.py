@@ -429,14 +429,16 @@ def test_a_plan_where_no_site_writes_works(tmp_path):
     recommend_strict(path)
 
 
-def test_a_vanishing_round_trip_works(tmp_path):
-    recommend_strict(
-        _topology(
-            tmp_path,
-            "links:\n  - sites: [a, b]\n    measurements:\n"
-            "      - {method: icmp, samples_ms: [2.0e-308]}\n",
-        )
+def test_a_vanishing_round_trip_is_refused(tmp_path):
+    # Issue 14: below 1 ns a round trip is no measurement (it made the sweep print Infinity).
+    path = _topology(
+        tmp_path,
+        "links:\n  - sites: [a, b]\n    measurements:\n"
+        "      - {method: icmp, samples_ms: [2.0e-308]}\n",
     )
+    result = CliRunner().invoke(app, ["recommend", "--format", "json", str(path)])
+    assert result.exit_code == 2
+    assert "samples_ms[0]: must be 0 or at least 1e-06 ms (1 ns), got 2e-308" in result.stderr
 
 
 def test_a_symlink_inside_the_folder_is_followed(tmp_path):

@@ -30,7 +30,7 @@ __all__ = [
 import itertools
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from advisor.model.provider_options import OptionValue, check_option
 
@@ -44,8 +44,20 @@ Positive = Annotated[float, Field(gt=0)]
 # Physical bounds that keep the arithmetic finite (SECURITY.md, limits): a round trip or a
 # latency of more than 1,000 s, a rate of more than ten million a second or a size beyond
 # Galera's 2 GB write-set limit is a typo, not a topology.
-Milliseconds = Annotated[float, Field(ge=0, le=1e6)]
-PositiveMs = Annotated[float, Field(gt=0, le=1e6)]
+# A time above 0 but below 1 ns (1e-6 ms) is no measurement: no tool prints finer (sockperf
+# gives ns), light crosses 30 cm in it, and dividing by it overflows (5e-324 ms made the
+# sweep's JSON print Infinity). 0 stays allowed: ping prints a loopback's 0.000 ms.
+MIN_TIME_MS = 1e-6
+
+
+def _zero_or_measurable(value: float) -> float:
+    if 0 < value < MIN_TIME_MS:
+        raise ValueError(f"must be 0 or at least {MIN_TIME_MS:g} ms (1 ns), got {value!r}")
+    return value
+
+
+Milliseconds = Annotated[float, Field(ge=0, le=1e6), AfterValidator(_zero_or_measurable)]
+PositiveMs = Annotated[float, Field(gt=0, le=1e6), AfterValidator(_zero_or_measurable)]
 PerSecond = Annotated[float, Field(ge=0, le=1e7)]
 Bytes = Annotated[float, Field(ge=0, le=2**31)]
 BytesPerSecond = Annotated[float, Field(ge=0, le=1e12)]

@@ -18,7 +18,15 @@ clusters) are carried over as they are. The linear scaling is the same first-ord
 
 from __future__ import annotations
 
-__all__ = ["REJUDGED", "VARIABLES", "SweepResult", "parse_range", "sweep"]
+__all__ = [
+    "MAX_POINTS",
+    "MAX_VALUES",
+    "REJUDGED",
+    "VARIABLES",
+    "SweepResult",
+    "parse_range",
+    "sweep",
+]
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -71,21 +79,44 @@ class SweepResult:
         ]
 
 
-def parse_range(text: str, *, points: int = 200) -> FloatArray:
-    """``A:B`` or ``A:B:N`` into a grid of N points (default 200) from A to B."""
+# What a grid may span (SECURITY.md, limits). Points: a chart or a table of more than ten
+# thousand rows shows nothing more, and the work grows with them. Values: the topology's own
+# bounds (a round trip of at most 1,000 s, a rate of at most ten million a second), and half
+# the Earth's circumference, the farthest two places on it can be (20,037.5 km, WGS 84).
+MAX_POINTS = 10_000
+# The sweep scales every round trip by value / today's worst p50: below 1 µs (ping prints
+# three decimals of a ms) that ratio means nothing and can overflow to infinity.
+MIN_WORST_RTT_MS = 1e-3
+MAX_VALUES: dict[str, float] = {"rtt": 1e6, "distance": 20_037.5, "hot-row-rate": 1e7}
+
+
+def parse_range(text: str, *, points: int = 200, variable: str | None = None) -> FloatArray:
+    """``A:B`` or ``A:B:N`` into a grid of N points (default 200) from A to B.
+
+    N is a whole number from 2 to :data:`MAX_POINTS`; with ``variable``, B is at most that
+    variable's :data:`MAX_VALUES` entry.
+
+    >>> parse_range("10:20:3", variable="rtt").tolist()
+    [10.0, 15.0, 20.0]
+    """
     parts = text.split(":")
     try:
         numbers = [float(p) for p in parts]
     except ValueError:
         numbers = []
+    usage = f"--range must be A:B or A:B:N with 0 <= A < B and 2 <= N <= {MAX_POINTS:,}"
     if (
         len(numbers) not in (2, 3)
         or not all(np.isfinite(numbers))
         or numbers[0] < 0
         or numbers[1] <= numbers[0]
-        or (len(numbers) == 3 and not 2 <= numbers[2] <= 1e8)
+        or (len(numbers) == 3 and not (2 <= numbers[2] <= MAX_POINTS and numbers[2].is_integer()))
     ):
-        raise AdvisorError(f"--range must be A:B or A:B:N with 0 <= A < B and 2 <= N, got {text!r}")
+        raise AdvisorError(f"{usage}, got {text!r}")
+    limit = MAX_VALUES.get(variable or "", np.inf)
+    if numbers[1] > limit:
+        unit = VARIABLES.get(variable, "")  # type: ignore[call-overload]
+        raise AdvisorError(f"--range for {variable} ends at most at {limit:g} {unit}, got {text!r}")
     count = int(numbers[2]) if len(numbers) == 3 else points
     return np.linspace(numbers[0], numbers[1], count)
 
@@ -96,10 +127,15 @@ def sweep(analysis: Analysis, variable: str, values: npt.ArrayLike) -> SweepResu
         raise AdvisorError(
             f"unknown sweep variable {variable!r}; expected one of {', '.join(VARIABLES)}"
         )
-    grid = np.asarray(values, dtype=float)
+    grid = _checked_grid(variable, values)
     worst = analysis.worst_link_p50_ms
-    if variable in {"rtt", "distance"} and worst <= 0:
-        raise AdvisorError("the topology has a single site: there is no inter-site RTT to vary")
+    if variable in {"rtt", "distance"} and worst < MIN_WORST_RTT_MS:
+        raise AdvisorError(
+            "the topology has a single site: there is no inter-site RTT to vary"
+            if worst <= 0
+            else f"the worst inter-site RTT p50 is {worst:g} ms, below 1 µs: "
+            "too small to scale (was it measured in seconds or rounded to 0?)"
+        )
     if variable == "hot-row-rate" and not analysis.topology.workload.hot_rows:
         raise AdvisorError("the topology has no workload.hot_rows to vary")
     rtt = _estimated_rtt(grid) if variable == "distance" else grid
@@ -121,6 +157,24 @@ def sweep(analysis: Analysis, variable: str, values: npt.ArrayLike) -> SweepResu
         verdict.rank(cost, clusters, commit_p50, [verdict.failovers(o) for o in options]),
         current,
     )
+
+
+def _checked_grid(variable: str, values: npt.ArrayLike) -> FloatArray:
+    """The grid as a 1-D float array within :data:`MAX_POINTS` and the variable's bounds."""
+    try:
+        grid = np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise AdvisorError(f"sweep values must be numbers: {error}") from None
+    if grid.ndim != 1 or not 1 <= grid.size <= MAX_POINTS:
+        raise AdvisorError(
+            f"sweep values must be a list of 1 to {MAX_POINTS:,} numbers, got shape {grid.shape}"
+        )
+    limit = MAX_VALUES[variable]
+    if not np.all(np.isfinite(grid)) or grid.min() < 0 or grid.max() > limit:
+        raise AdvisorError(
+            f"sweep values for {variable} must lie in [0, {limit:g}] {VARIABLES[variable]}"  # type: ignore[index]
+        )
+    return grid
 
 
 def _estimated_rtt(distance_km: FloatArray) -> FloatArray:
