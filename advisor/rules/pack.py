@@ -24,6 +24,8 @@ __all__ = [
     "render_message",
 ]
 
+import math
+import re
 import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -202,6 +204,12 @@ def _build(data: dict[str, Any], path: Path) -> Rule:
         raise AdvisorError(
             "parameters must map names to numbers", Location(str(path), key="parameters")
         )
+    for name, value in parameters.items():
+        if not math.isfinite(value):  # '.nan' compares false with everything: a silent off
+            raise AdvisorError(
+                f"must be a finite number, got {value!r}",
+                Location(str(path), key=f"parameters.{name}"),
+            )
     for key in ("title", "message", "rationale", "applies_to", "remedy"):
         if key in data and not isinstance(data[key], str):
             raise AdvisorError(f"{key} must be text", Location(str(path), key=key))
@@ -228,13 +236,53 @@ def _build(data: dict[str, Any], path: Path) -> Rule:
         message=" ".join(data.get("message", "").split()),
         rationale=data.get("rationale", "").strip(),
         parameters={k: float(v) for k, v in parameters.items()},
-        references=tuple(str(r) for r in data.get("references") or ()),
-        examples={str(k): str(v) for k, v in (data.get("examples") or {}).items()},
+        references=_references(data.get("references"), path),
+        examples=_examples(data.get("examples"), path),
         applies_to=scope,
         remedy_cost=cost,
         remedy=" ".join(data.get("remedy", "").split()),
         source=str(path),
     )
+
+
+def _references(value: object, path: Path) -> tuple[str, ...]:
+    """``references``: a list of text, at most a rule file's size in all (aliases count
+    every time they are used, so an alias bomb is refused instead of expanded)."""
+    where = Location(str(path), key="references")
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(r, str) for r in value):
+        raise AdvisorError("references must be a list of text (one source per item)", where)
+    _check_size(value, where)
+    return tuple(value)
+
+
+def _examples(value: object, path: Path) -> dict[str, str]:
+    """``examples``: a mapping of a name (``fires``, ``quiet``) to a topology as text."""
+    where = Location(str(path), key="examples")
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise AdvisorError("examples must map names (fires, quiet) to a topology as text", where)
+    _check_size([*value, *value.values()], where)
+    return dict(value)
+
+
+def _check_size(texts: list[str], where: Location) -> None:
+    total = sum(map(len, texts))
+    if total > _MAX_RULE_FILE_BYTES:
+        raise AdvisorError(
+            f"{total:,} characters once YAML aliases are expanded; a rule file holds at most "
+            f"{_MAX_RULE_FILE_BYTES:,}",
+            where,
+        )
+
+
+# Widths and precisions in a message's format specs (``{rtt_ms:.1f}``): a finding is a line
+# of prose, and '{x:100000000}' builds a 100 MB string per message.
+_MAX_FORMAT_NUMBER = 100
 
 
 def _check_template(template: str, where: Location) -> None:
@@ -252,3 +300,15 @@ def _check_template(template: str, where: Location) -> None:
             )
         if spec and "{" in spec:
             _check_template(spec, where)  # '{x:{y.__class__}}' hides a field in the spec
+            # '{x:{y}}' takes its width from a value at run time: no bound could hold.
+            raise AdvisorError(
+                f"message template field {{{name}:{spec}}}: a format spec must be literal "
+                "(no nested fields)",
+                where,
+            )
+        if spec and any(int(n) > _MAX_FORMAT_NUMBER for n in re.findall(r"\d+", spec)):
+            raise AdvisorError(
+                f"message template field {{{name}:{spec}}}: widths and precisions are at most "
+                f"{_MAX_FORMAT_NUMBER}",
+                where,
+            )
