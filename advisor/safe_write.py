@@ -1,38 +1,55 @@
-"""Write generated documents and artifacts safely into the ``-o`` folder.
+"""Write generated documents and artifacts safely: one file, or a whole ``-o`` folder.
 
-Three promises (SECURITY.md, "Writes"):
+Promises (SECURITY.md, "Writes"):
 
+- **Only regular files are replaced.** A FIFO, a device, a socket or a folder at a target is
+  refused (even with ``force``); a target is a new name or a regular file, replaced by
+  renaming a complete file over it, so a reader never sees half of it.
 - **Nothing escapes the folder.** Every name is checked before anything is written: relative,
   no ``..``, no control characters, and its folder, once symlinks are resolved, still inside
-  ``out_dir``. Names derived from user text (site names) go through :func:`safe_name`.
-- **Nothing is half-written.** Each file is written to a temporary file in its own folder,
-  flushed to disk and renamed over the target (``os.replace`` is atomic on POSIX). Every
-  temporary file is written before the first rename, so a failure while writing (disk full,
-  permission denied) leaves every existing file as it was and removes the temporaries.
-- **A user's file is not overwritten without ``force``.** The folder's ``.advisor-manifest``
-  lists, in ``sha256sum`` format, what the tool wrote. An existing file is replaced only if
-  the manifest lists it with its current content; a file edited since, or never written by
-  the tool, is the user's.
+  ``out_dir``. Names derived from user text (site names) go through :func:`safe_name`, and
+  names built from several of them through :func:`distinct_names`.
+- **A folder is updated all or nothing.** :func:`write_files` holds a lock on the folder
+  (a second run fails at once with a clear message), writes the whole new set into a staging
+  folder inside it, and only then moves the files into place, with SIGINT, SIGTERM and SIGHUP
+  held back until the last rename. The staging folder's manifest, written last, marks it
+  complete: a run killed outright (SIGKILL, power loss) leaves either an incomplete staging
+  folder, which the next run removes, or a complete one, which the next run finishes moving
+  in before it does its own work. Any other failure (disk full, a template error, Ctrl-C)
+  removes the staging folder and leaves the folder as it was.
+- **A user's file is neither overwritten without ``force`` nor ever deleted.** The folder's
+  ``.advisor-manifest`` lists, in ``sha256sum`` format, exactly the files of the last run.
+  An existing file is replaced only if the manifest lists it with its current content. A
+  file of the last run that this run does not produce (a site since removed) is deleted if
+  it still has the content the manifest records, and otherwise left alone as the user's.
 
-The tool does not defend against another process racing it in the same folder (swapping a
-folder for a symlink between the check and the write): the output folder is the user's own.
+The tool does not defend against another user racing it inside the output folder (swapping
+a folder for a symlink between the check and the write): the output folder is the user's own.
 """
 
 from __future__ import annotations
 
-__all__ = ["MANIFEST_NAME", "safe_name", "write_files"]
+__all__ = ["MANIFEST_NAME", "distinct_names", "safe_name", "write_file", "write_files"]
 
+import contextlib
 import hashlib
+import json
 import os
 import re
 import secrets
+import shutil
+import signal
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 
 from advisor.errors import AdvisorError, Location
 
 MANIFEST_NAME = ".advisor-manifest"
+# The staging folder of one run inside the output folder: a fixed, recognisable name, so
+# that the next run can tell its own leftovers from a user's folder.
+_STAGING_PREFIX = ".advisor-txn-"
+_STAGING = re.compile(r"^\.advisor-txn-[0-9a-f]{16}$")
 # POSIX NAME_MAX is 255 bytes on every common file system (ext4, XFS, APFS, NTFS).
 _MAX_COMPONENT_BYTES = 255
 # Longest name safe_name returns [characters]: room for a suffix such as "-galera.cnf".
@@ -51,6 +68,11 @@ _WINDOWS_RESERVED = {
     *(f"com{i}" for i in range(1, 10)),
     *(f"lpt{i}" for i in range(1, 10)),
 }
+# Signals held back while files are moved into place (a shell's Ctrl-C, kill, a closed
+# terminal): they take effect right after the last rename.
+_DEFERRED_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 
 def safe_name(text: str) -> str:
@@ -76,18 +98,130 @@ def safe_name(text: str) -> str:
     return name
 
 
+def distinct_names(
+    proposed: Mapping[tuple[str, ...], str], *, fold: Callable[[str], str] = str.casefold
+) -> dict[tuple[str, ...], str]:
+    """Each key's proposed name, made distinct: names that two keys share get a hash suffix.
+
+    A generated name joins several user names (the two sites of a chart, the sites of a
+    cluster), and joins can meet: ``a-b`` + ``c`` and ``a`` + ``b-c`` both give ``a-b-c``.
+    Every name shared under ``fold`` (by default: ignoring case, as macOS and Windows file
+    systems do) gets ``-`` and 8 hex digits of the SHA-256 of its key, so each keeps its
+    readable part and the result is a function of the keys alone. Names nobody shares stay as
+    proposed.
+
+    >>> names = distinct_names({("a-b", "c"): "a-b-c", ("a", "b-c"): "a-b-c", ("x",): "x"})
+    >>> names[("x",)], names[("a-b", "c")] != names[("a", "b-c")]
+    ('x', True)
+    >>> names[("a-b", "c")].startswith("a-b-c-"), len(names[("a-b", "c")])
+    (True, 14)
+    """
+    names = dict(proposed)
+    for attempt in range(8):
+        holders: dict[str, list[tuple[str, ...]]] = {}
+        for key, name in names.items():
+            holders.setdefault(fold(name), []).append(key)
+        shared = [key for keys in holders.values() if len(keys) > 1 for key in keys]
+        if not shared:
+            return names
+        for key in shared:
+            # A suffix could meet another key's plain name; the next round then suffixes again.
+            names[key] = f"{names[key]}-{_key_digest(key, attempt)}"
+    raise AdvisorError(f"cannot make distinct file names for {sorted(names)[:3]}...")
+
+
+def _key_digest(key: tuple[str, ...], attempt: int) -> str:
+    text = json.dumps([attempt, *key]) if attempt else json.dumps(list(key))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+
+
+def write_file(path: Path, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically; only a regular file or a new name.
+
+    A symbolic link is followed: the file it names is replaced, the link stays. What
+    ``path`` finally names must be missing or a regular file; a FIFO, a device, a socket or a
+    folder is refused, whoever runs the tool (``--chart /dev/null`` as root must not replace
+    the system's ``/dev/null``). The text goes to a temporary file beside the target, flushed
+    to disk, then renamed over it, keeping an existing file's permissions. Missing parent
+    folders are created.
+
+    Returns
+    -------
+    Path
+        The file written, symbolic links resolved.
+
+    Raises
+    ------
+    AdvisorError
+        The target is not a regular file, or the file system refused the write; the target
+        is then unchanged and no temporary file remains.
+    """
+    shown = Location(str(path))
+    target = Path(os.path.realpath(path))
+    mode = _regular_or_new(target, shown)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = _write_new(target.with_name(_temporary_name()), text.encode("utf-8"))
+        try:
+            if mode is not None:
+                os.chmod(temporary, mode)
+            _regular_or_new(target, shown)  # again, as late as possible before the rename
+            os.replace(temporary, target)
+        finally:
+            temporary.unlink(missing_ok=True)  # gone already when it was renamed
+        _fsync_folder(target.parent)
+    except OSError as error:
+        raise AdvisorError(f"cannot write: {error.strerror}", shown) from None
+    return target
+
+
+def _regular_or_new(target: Path, shown: Location) -> int | None:
+    """The permission bits of an existing regular file, None for a new name; else refuse."""
+    try:
+        info = target.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise AdvisorError(f"cannot inspect: {error.strerror}", shown) from None
+    if stat.S_ISREG(info.st_mode):
+        return stat.S_IMODE(info.st_mode)
+    raise AdvisorError(
+        f"is {_kind(info.st_mode)}, not a regular file; refusing to replace it (name a "
+        "regular file or a new one)",
+        shown,
+    )
+
+
+def _kind(mode: int) -> str:
+    kinds = [
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISLNK, "a symbolic link that does not resolve"),
+    ]
+    return next((kind for test, kind in kinds if test(mode)), "a special file")
+
+
 def write_files(out_dir: Path, files: Mapping[str, str], *, force: bool = False) -> list[Path]:
-    """Write ``files`` (relative name -> UTF-8 text) into ``out_dir``, all or nothing.
+    """Make ``files`` (relative name -> UTF-8 text) the tool's files in ``out_dir``, all or nothing.
+
+    The folder then holds exactly ``files`` as the tool's own, listed in its manifest: files
+    of an earlier run that ``files`` no longer names are deleted if unchanged since (a
+    user's edited copy stays, no longer listed). The user's other files are left alone.
 
     Parameters
     ----------
     out_dir
-        The output folder; created (with its parents) if missing.
+        The output folder; created (with its parents) if missing, removed again if a failure
+        leaves it empty.
     files
         Relative POSIX names (``"galera/paris-1.cnf"``) and their text. Sub-folders are
         created inside ``out_dir``.
     force
-        Replace existing files that the tool did not write (or that were edited since).
+        Replace existing regular files that the tool did not write (or that were edited
+        since). Never replaces a folder, a FIFO, a device or a socket.
 
     Returns
     -------
@@ -97,45 +231,29 @@ def write_files(out_dir: Path, files: Mapping[str, str], *, force: bool = False)
     Raises
     ------
     AdvisorError
-        A name is not allowed, a folder would escape ``out_dir``, an existing file is the
-        user's (without ``force``), or the file system refused a write. Nothing is changed
-        when the error is raised before the renames, which covers every check and every
-        failure to write a temporary file.
+        A name is not allowed, a folder would escape ``out_dir``, a target is not a regular
+        file, an existing file is the user's (without ``force``), another run holds the
+        folder, or the file system refused a write. The folder is then as it was, except
+        when moving the staged files in failed midway: the error says so, and the next run
+        finishes that move before it does anything else.
     """
     out_dir = Path(out_dir)
     names = _check_names(files)
-    root = _check_out_dir(out_dir)
-    targets = {name: out_dir.joinpath(*PurePosixPath(name).parts) for name in names}
-    for name, target in targets.items():
-        _check_inside(root, target, name)
-    for target in (*targets.values(), out_dir / MANIFEST_NAME):
-        if target.is_dir() and not target.is_symlink():
-            raise AdvisorError("is a folder; expected a file name to write", Location(str(target)))
-    manifest = _read_manifest(out_dir)
-    if not force:
-        for name, target in targets.items():
-            _check_ours(target, manifest.get(name))
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        for name, target in targets.items():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            _check_inside(root, target, name)  # again: mkdir may have met a symlink
-    except OSError as error:
-        raise AdvisorError(
-            f"cannot create the output folder: {error.strerror}",
-            Location(str(error.filename or out_dir)),
-        ) from None
-    data = {name: text.encode("utf-8") for name, text in files.items()}
-    _replace_all({targets[n]: data[n] for n in names})
-    for name in names:
-        manifest[name] = hashlib.sha256(data[name]).hexdigest()
-    kept = {
-        n: h
-        for n, h in manifest.items()
-        if n in data or out_dir.joinpath(*PurePosixPath(n).parts).is_file()
-    }
-    text = "".join(f"{digest}  {name}\n" for name, digest in sorted(kept.items()))
-    _replace_all({out_dir / MANIFEST_NAME: text.encode("utf-8")})
+    _check_out_dir(out_dir)
+    data = {name: files[name].encode("utf-8") for name in names}
+    with _terminate_raises():
+        created = _make_folder(out_dir)
+        try:
+            with _folder_lock(out_dir):
+                root = out_dir.resolve()
+                _recover(out_dir, root)
+                targets = _check_targets(out_dir, root, names, force)
+                staging = _stage(out_dir, data)
+                with _signals_deferred():
+                    _apply(out_dir, root, staging)
+        except BaseException:
+            _remove_empty(created)
+            raise
     return [targets[name] for name in names]
 
 
@@ -172,23 +290,185 @@ def _name_problem(name: str) -> str | None:
         return "empty, '.' or '..' path components are not allowed"
     if name == MANIFEST_NAME:
         return f"{MANIFEST_NAME} is the tool's own record of what it wrote"
+    if parts[0].startswith(_STAGING_PREFIX):
+        return f"{_STAGING_PREFIX}* is the tool's own staging folder"
     if any(len(part.encode("utf-8", "surrogatepass")) > _MAX_COMPONENT_BYTES for part in parts):
         return f"a path component is longer than {_MAX_COMPONENT_BYTES} bytes"
     return None
 
 
-def _check_out_dir(out_dir: Path) -> Path:
+def _check_out_dir(out_dir: Path) -> None:
     try:
         info = out_dir.stat()
     except FileNotFoundError:
-        return out_dir.resolve()
+        return
     except OSError as error:
         raise AdvisorError(
             f"cannot use the output folder: {error.strerror}", Location(str(out_dir))
         ) from None
     if not stat.S_ISDIR(info.st_mode):
         raise AdvisorError("the output folder exists and is not a folder", Location(str(out_dir)))
-    return out_dir.resolve()
+
+
+def _make_folder(out_dir: Path) -> list[Path]:
+    """Create ``out_dir`` and its missing parents; return those created, deepest first."""
+    missing = []
+    folder = out_dir.absolute()
+    while not os.path.lexists(folder) and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise AdvisorError(
+            f"cannot create the output folder: {error.strerror}",
+            Location(str(error.filename or out_dir)),
+        ) from None
+    return missing
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return  # not empty (another run wrote into it) or not ours to remove
+
+
+@contextlib.contextmanager
+def _folder_lock(out_dir: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the folder itself; fail at once if another run has it."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock; concurrent runs there are the user's to avoid
+        yield
+        return
+    descriptor = os.open(out_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise AdvisorError(
+                "another advisor run is writing into this folder; nothing was changed, try "
+                "again when it has finished",
+                Location(str(out_dir)),
+            ) from None
+        except OSError:
+            pass  # a file system without flock (some NFS set-ups): go on unlocked
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived while the folder was being written."""
+
+
+@contextlib.contextmanager
+def _terminate_raises() -> Iterator[None]:
+    """Turn a default-handled SIGTERM into an exception, so that clean-up runs, then die of it.
+
+    Python's default for SIGTERM ends the process at once, leaving the staging folder
+    behind. In the main thread, while SIGTERM has its default action, it raises instead; once
+    the clean-up is done the default is restored and the signal sent again, so the process
+    still ends as killed by SIGTERM.
+    """
+    import threading
+
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    ):
+        yield
+        return
+
+    def raise_terminated(signum: int, frame: object) -> None:
+        raise _Terminated
+
+    signal.signal(signal.SIGTERM, raise_terminated)
+    try:
+        yield
+    except _Terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise SystemExit(128 + signal.SIGTERM) from None  # only if the signal was blocked
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGINT, SIGTERM and SIGHUP back until the block ends (POSIX; nothing elsewhere)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _target(out_dir: Path, name: str) -> Path:
+    return out_dir.joinpath(*PurePosixPath(name).parts)
+
+
+def _check_targets(out_dir: Path, root: Path, names: list[str], force: bool) -> dict[str, Path]:
+    """Every target, checked before anything is staged: inside, a file name, not the user's."""
+    manifest = _read_manifest(out_dir)
+    device = out_dir.stat().st_dev
+    targets = {name: _target(out_dir, name) for name in names}
+    for name, target in targets.items():
+        _check_inside(root, target, name)
+        _check_folders(out_dir, target, device)
+        _check_replaceable(target)
+        if not force:
+            _check_ours(target, manifest.get(name))
+    _check_replaceable(out_dir / MANIFEST_NAME)
+    return targets
+
+
+def _check_folders(out_dir: Path, target: Path, device: int) -> None:
+    """Each existing folder on the way to ``target`` is a folder on ``out_dir``'s file system."""
+    folder = target.parent
+    while folder != out_dir:
+        try:
+            info = folder.stat()
+        except FileNotFoundError:
+            folder = folder.parent
+            continue
+        except OSError as error:
+            raise AdvisorError(f"cannot inspect: {error.strerror}", Location(str(folder))) from None
+        if not stat.S_ISDIR(info.st_mode):
+            raise AdvisorError(
+                f"is {_kind(info.st_mode)} where advisor needs a folder for {target.name}",
+                Location(str(folder)),
+            )
+        if info.st_dev != device:
+            raise AdvisorError(
+                "is on another file system than the output folder; advisor moves files into "
+                "place by renaming them, which cannot cross file systems",
+                Location(str(folder)),
+            )
+        folder = folder.parent
+
+
+def _check_replaceable(target: Path) -> None:
+    """A new name, a regular file or a symbolic link (replaced, not followed); never more."""
+    try:
+        info = target.lstat()
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise AdvisorError(f"cannot inspect: {error.strerror}", Location(str(target))) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise AdvisorError("is a folder; expected a file name to write", Location(str(target)))
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+        raise AdvisorError(
+            f"is {_kind(info.st_mode)}, not a regular file; refusing to replace it, even with "
+            "--force (remove it yourself if it should go)",
+            Location(str(target)),
+        )
 
 
 def _check_inside(root: Path, target: Path, name: str) -> None:
@@ -202,9 +482,9 @@ def _check_inside(root: Path, target: Path, name: str) -> None:
         )
 
 
-def _read_manifest(out_dir: Path) -> dict[str, str]:
+def _read_manifest(folder: Path) -> dict[str, str]:
     """Name -> sha256 of what the tool wrote; unreadable or malformed lines claim nothing."""
-    path = out_dir / MANIFEST_NAME
+    path = folder / MANIFEST_NAME
     try:
         info = path.lstat()
     except OSError:
@@ -231,12 +511,16 @@ def _check_ours(target: Path, recorded: str | None) -> None:
         return
     except OSError as error:
         raise AdvisorError(f"cannot inspect: {error.strerror}", Location(str(target))) from None
-    if recorded is not None and stat.S_ISREG(info.st_mode) and _sha256(target) == recorded:
+    if recorded is not None and _is_ours(target, info, recorded):
         return
     why = "was changed since advisor wrote it" if recorded else "was not written by advisor"
     raise AdvisorError(
         f"refusing to overwrite: this file {why}; use --force to replace it", Location(str(target))
     )
+
+
+def _is_ours(path: Path, info: os.stat_result, recorded: str) -> bool:
+    return stat.S_ISREG(info.st_mode) and _sha256(path) == recorded
 
 
 def _sha256(path: Path) -> str | None:
@@ -250,30 +534,113 @@ def _sha256(path: Path) -> str | None:
     return digest.hexdigest()
 
 
-def _replace_all(contents: Mapping[Path, bytes]) -> None:
-    """Write every temporary file, then rename each over its target; clean up on failure."""
-    temporaries: dict[Path, Path] = {}
+def _stage(out_dir: Path, data: Mapping[str, bytes]) -> Path:
+    """Every file, then the manifest that marks the set complete, in a new staging folder."""
+    staging = out_dir / f"{_STAGING_PREFIX}{secrets.token_hex(8)}"
+    name = MANIFEST_NAME
     try:
-        for target, data in contents.items():
-            temporaries[target] = _write_temporary(target, data)
-        for target, temporary in temporaries.items():
-            os.replace(temporary, target)
-        for folder in {target.parent for target in contents}:
+        os.mkdir(staging, 0o700)
+        for name, blob in data.items():
+            path = _target(staging, name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_new(path, blob)
+        name = MANIFEST_NAME
+        lines = (f"{hashlib.sha256(data[n]).hexdigest()}  {n}\n" for n in sorted(data))
+        _write_new(staging / MANIFEST_NAME, "".join(lines).encode("utf-8"))
+        for folder in {_target(staging, n).parent for n in data} | {staging}:
+            _fsync_folder(folder)
+    except BaseException as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(error, OSError):
+            raise AdvisorError(
+                f"cannot write: {error.strerror}; nothing was changed",
+                Location(str(_target(out_dir, name))),
+            ) from None
+        raise
+    return staging
+
+
+def _apply(out_dir: Path, root: Path, staging: Path) -> None:
+    """Move a complete staging folder's files into place, delete stale files, then the manifest.
+
+    Idempotent: files already moved are skipped, so a run that was killed halfway is
+    finished by running this again. The old manifest stays until the end, so that stale
+    files are still known as the tool's.
+    """
+    new = _read_manifest(staging)
+    old = _read_manifest(out_dir)
+    folders = {out_dir}
+    name = MANIFEST_NAME
+    try:
+        for name in sorted(new):
+            source = _target(staging, name)
+            if not os.path.lexists(source):
+                continue  # moved before an interruption
+            target = _target(out_dir, name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _check_inside(root, target, name)  # again: mkdir may have met a symlink
+            os.replace(source, target)
+            folders.add(target.parent)
+        for name in sorted(old.keys() - new.keys()):
+            _remove_stale(out_dir, root, name, old[name])
+        name = MANIFEST_NAME
+        os.replace(staging / MANIFEST_NAME, out_dir / MANIFEST_NAME)
+        for folder in folders:
             _fsync_folder(folder)
     except OSError as error:
         raise AdvisorError(
-            f"cannot write: {error.strerror}", Location(str(error.filename or next(iter(contents))))
+            f"cannot write: {error.strerror}; the new files are partly in place, and the next "
+            "advisor run into this folder completes the update",
+            Location(str(_target(out_dir, name))),
         ) from None
-    finally:
-        for temporary in temporaries.values():
-            temporary.unlink(missing_ok=True)  # gone already when it was renamed
+    shutil.rmtree(staging, ignore_errors=True)
 
 
-def _write_temporary(target: Path, data: bytes) -> Path:
-    """A new file beside ``target`` holding ``data``, flushed to disk; mode as umask allows."""
+def _remove_stale(out_dir: Path, root: Path, name: str, recorded: str) -> None:
+    """Delete a file of the last run if it still holds what the tool wrote, and empty folders."""
+    target = _target(out_dir, name)
+    try:
+        info = target.lstat()
+        _check_inside(root, target, name)
+    except (OSError, AdvisorError):
+        return  # gone, or its folder now leads elsewhere: not ours to touch
+    if not _is_ours(target, info, recorded):
+        return  # edited since: the user's now
+    target.unlink()
+    folder = target.parent
+    while folder != out_dir:
+        try:
+            folder.rmdir()
+        except OSError:
+            return  # not empty: other files, the user's or this run's
+        folder = folder.parent
+
+
+def _recover(out_dir: Path, root: Path) -> None:
+    """Finish a complete staging folder an earlier run left behind; remove incomplete ones."""
+    try:
+        entries = [e for e in os.scandir(out_dir) if _STAGING.match(e.name)]
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.is_dir(follow_symlinks=False):
+            continue
+        staging = Path(entry.path)
+        if os.path.isfile(staging / MANIFEST_NAME):
+            with _signals_deferred():
+                _apply(out_dir, root, staging)
+        else:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _temporary_name() -> str:
     # A fixed-length name: appending to a long target name could pass NAME_MAX.
-    temporary = target.with_name(f".advisor-{secrets.token_hex(8)}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    return f".advisor-{secrets.token_hex(8)}.tmp"
+
+
+def _write_new(path: Path, data: bytes) -> Path:
+    """A new file ``path`` holding ``data``, flushed to disk; mode as the umask allows."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         view = memoryview(data)
         while view:
@@ -281,10 +648,10 @@ def _write_temporary(target: Path, data: bytes) -> Path:
         os.fsync(descriptor)
     except BaseException:
         os.close(descriptor)
-        temporary.unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
         raise
     os.close(descriptor)
-    return temporary
+    return path
 
 
 def _fsync_folder(folder: Path) -> None:

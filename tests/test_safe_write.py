@@ -158,8 +158,9 @@ def test_the_tool_rewrites_its_own_files_but_not_edited_ones(tmp_path):
     with pytest.raises(AdvisorError, match="this file was changed since advisor wrote it"):
         write_files(tmp_path, {"design.md": "v3"})
     assert (tmp_path / "design.md").read_text() == "v2 with my edits"
-    # the manifest still vouches for adr.md, written by the first run
-    assert "  adr.md\n" in (tmp_path / MANIFEST_NAME).read_text()
+    # adr.md, of the first run and unchanged since, was not produced by the second: removed
+    assert not (tmp_path / "adr.md").exists()
+    assert (tmp_path / MANIFEST_NAME).read_text().endswith("  design.md\n")
 
 
 def test_a_forged_manifest_line_does_not_vouch_for_other_content(tmp_path):
@@ -213,13 +214,16 @@ def test_a_failure_while_writing_leaves_old_files_whole_and_no_temporaries(tmp_p
     monkeypatch.setattr(safe_write.os, "write", disk_full_on_second_file)
     with pytest.raises(AdvisorError) as caught:
         write_files(tmp_path, {"a.md": "new a", "b.md": "new b"})
-    assert str(caught.value).endswith("cannot write: No space left on device")
+    assert str(caught.value) == (
+        f"{tmp_path / 'b.md'}: cannot write: No space left on device; nothing was changed"
+    )
     assert "\n" not in str(caught.value)
     assert files_in(tmp_path)["a.md"] == b"old a" and files_in(tmp_path)["b.md"] == b"old b"
     assert sorted(p.name for p in tmp_path.iterdir()) == [MANIFEST_NAME, "a.md", "b.md"]
 
 
-def test_a_failed_rename_leaves_each_file_old_or_new_and_no_temporaries(tmp_path, monkeypatch):
+def test_a_failed_rename_is_finished_by_the_next_run(tmp_path, monkeypatch):
+    # Protection: the complete staging folder stays as a journal, and _recover finishes it.
     write_files(tmp_path, {"a.md": "old a", "b.md": "old b"})
     real_replace = os.replace
 
@@ -229,10 +233,13 @@ def test_a_failed_rename_leaves_each_file_old_or_new_and_no_temporaries(tmp_path
         real_replace(src, dst)
 
     monkeypatch.setattr(safe_write.os, "replace", fail_second)
-    with pytest.raises(AdvisorError, match=r"b\.md: cannot write: Input/output error$"):
+    with pytest.raises(AdvisorError, match=r"b\.md: cannot write: Input/output error; the new"):
         write_files(tmp_path, {"a.md": "new a", "b.md": "new b"})
     assert files_in(tmp_path)["a.md"] == b"new a" and files_in(tmp_path)["b.md"] == b"old b"
-    assert sorted(p.name for p in tmp_path.iterdir()) == [MANIFEST_NAME, "a.md", "b.md"]
+    monkeypatch.setattr(safe_write.os, "replace", real_replace)
+    # the next run (here one that writes c.md only) first completes the interrupted one
+    write_files(tmp_path, {"c.md": "c"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == [MANIFEST_NAME, "c.md"]
 
 
 def test_data_is_flushed_before_the_rename(tmp_path, monkeypatch):
