@@ -16,7 +16,7 @@ from __future__ import annotations
 
 __all__ = ["AFTER_VERDICT", "SCREEN_DRAWS", "Analysis", "analyse", "verdict_label"]
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -32,7 +32,7 @@ from advisor.inputs.topology import Topology
 from advisor.model.provider_options import OptionValue
 from advisor.result import Finding
 from advisor.rules.context import Context
-from advisor.rules.pack import Rule, Scope, load_rules
+from advisor.rules.pack import Rule, RulesDirs, Scope, load_rules
 from advisor.rules.registry import evaluate, rule_ids
 from advisor.vocabulary import Architecture
 
@@ -128,7 +128,7 @@ class Analysis:
         )
 
 
-def analyse(topology: LoadedTopology | str | Path, *, rules_dirs: Iterable[Path] = ()) -> Analysis:
+def analyse(topology: LoadedTopology | str | Path, *, rules_dirs: RulesDirs = ()) -> Analysis:
     """Run the engine and keep its intermediate results (options, evidence, findings).
 
     ``topology`` is a loaded topology or the path of a ``topology.yaml``; ``rules_dirs`` hold

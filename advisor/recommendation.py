@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from advisor import verdict
@@ -31,11 +31,12 @@ from advisor.result import (
     Recommendation,
     Throughput,
 )
+from advisor.rules.pack import RulesDirs
 from advisor.vocabulary import ARCHITECTURES
 
 
 def recommend(
-    topology: LoadedTopology | str | Path, *, rules_dirs: Iterable[Path] = ()
+    topology: LoadedTopology | str | Path, *, rules_dirs: RulesDirs = ()
 ) -> Recommendation:
     """Evaluate a topology and say which architecture fits, why, and with what numbers.
 

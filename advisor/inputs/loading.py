@@ -30,6 +30,16 @@ from advisor.inputs.topology import FieldError, Topology
 
 KeyPath = tuple[str | int, ...]
 _YAML12_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+$")
+# Numbers as YAML 1.2's core schema writes them. YAML 1.1, which PyYAML implements, also reads
+# '1:30' as 90 (base 60), '017' as 15 (octal), '0b11', '1_000' and '+.5' alike: a plain
+# scalar it resolves to a number but YAML 1.2 does not is refused, naming the key.
+_YAML12_NUMBER = {
+    "tag:yaml.org,2002:int": re.compile(r"^(?:[-+]?(?:0|[1-9][0-9]*)|0o[0-7]+|0x[0-9a-fA-F]+)$"),
+    "tag:yaml.org,2002:float": re.compile(
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+}
 # The tags of YAML's safe schema; any other (!!python/object/apply:..., !custom) is refused.
 _SAFE_TAGS = frozenset(tag for tag in yaml.SafeLoader.yaml_constructors if tag is not None)
 Positions = dict[KeyPath, tuple[int, int]]
@@ -113,6 +123,8 @@ def load_topology(
     ``measurements_root`` allows measurement files from that folder too (by default only
     from the topology's own folder and below).
     """
+    if not isinstance(path, str | os.PathLike):
+        raise AdvisorError(f"load_topology takes a file path, got {type(path).__name__}")
     path = Path(path)
     text = read_text_file(path, limits.file_bytes, what="topology file")
     loaded = parse_topology(text, source=path, limits=limits)
@@ -127,6 +139,12 @@ def parse_topology(
 ) -> LoadedTopology:
     """Validate topology YAML given as text; ``source`` names it in errors."""
     name = str(source) if source else "<topology>"
+    if not isinstance(text, str):
+        raise AdvisorError(
+            f"parse_topology takes the YAML as text (str), got {type(text).__name__}; "
+            "for a file use load_topology(path)",
+            Location(name),
+        )
     data, positions, key_positions = _compose(text, name, limits)
     if data is None:
         raise AdvisorError(
@@ -275,9 +293,21 @@ class _Builder:
             return self._mapping(node, path)
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
-        return self._scalar(node)
+        return self._scalar(node, path)
 
-    def _scalar(self, node: yaml.Node) -> Any:
+    def _scalar(self, node: yaml.Node, path: KeyPath = ()) -> Any:
+        if (
+            isinstance(node, yaml.ScalarNode)
+            and node.tag in _YAML12_NUMBER
+            and not node.style
+            and not _YAML12_NUMBER[node.tag].match(node.value)
+        ):
+            self._fail(
+                node,
+                f"{node.value!r} is a number only in YAML 1.1 (base 60, octal, binary or "
+                "digit separators); write it in plain decimal, or quote it for text",
+                path,
+            )
         if (
             isinstance(node, yaml.ScalarNode)
             and node.tag == "tag:yaml.org,2002:str"
@@ -326,9 +356,10 @@ class _Builder:
                 if key not in explicit:
                     result.setdefault(key, value)
 
-    def _fail(self, node: yaml.Node, message: str) -> NoReturn:
+    def _fail(self, node: yaml.Node, message: str, path: KeyPath = ()) -> NoReturn:
         mark = node.start_mark
-        raise AdvisorError(message, Location(self.name, mark.line + 1, mark.column + 1))
+        where = Location(self.name, mark.line + 1, mark.column + 1, format_key(path) or None)
+        raise AdvisorError(message, where)
 
 
 # ---------------------------------------------------------------------------------------------

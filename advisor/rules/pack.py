@@ -18,6 +18,7 @@ __all__ = [
     "SCOPES",
     "Rule",
     "RuleHit",
+    "RulesDirs",
     "Scope",
     "default_rules_dir",
     "load_rules",
@@ -25,6 +26,7 @@ __all__ = [
 ]
 
 import math
+import os
 import re
 import string
 from collections.abc import Iterable, Mapping
@@ -78,10 +80,15 @@ def default_rules_dir() -> Path:
     return packaged if packaged.is_dir() else package.parent / "rules"
 
 
-def load_rules(extra_dirs: Iterable[Path] = ()) -> dict[str, Rule]:
+# Folders of override files: one path, or several (``rules_dirs="my-rules"`` is one folder,
+# not a list of one-letter folders).
+RulesDirs = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
+
+
+def load_rules(extra_dirs: RulesDirs = ()) -> dict[str, Rule]:
     """The shipped rules, overridden field by field by the files in ``extra_dirs``."""
     rules = {rule.id: rule for rule, _ in _read_dir(default_rules_dir(), complete=True)}
-    for directory in extra_dirs:
+    for directory in _rules_dirs(extra_dirs):
         if not Path(directory).is_dir():
             raise AdvisorError(
                 "rules directory not found or not a directory", Location(str(directory))
@@ -96,6 +103,24 @@ def load_rules(extra_dirs: Iterable[Path] = ()) -> dict[str, Rule]:
                 )
             rules[override.id] = _merge(base, override, overridden=keys)
     return rules
+
+
+def _rules_dirs(extra_dirs: object) -> list[Path]:
+    """``extra_dirs`` as a list of folders: a single path is one folder."""
+    if isinstance(extra_dirs, str | os.PathLike):
+        return [Path(extra_dirs)]
+    if not isinstance(extra_dirs, Iterable) or isinstance(extra_dirs, bytes | Mapping):
+        raise AdvisorError(
+            f"rules_dirs must be a folder or a list of folders, got {type(extra_dirs).__name__}"
+        )
+    folders = list(extra_dirs)
+    wrong = [f for f in folders if not isinstance(f, str | os.PathLike)]
+    if wrong:
+        raise AdvisorError(
+            f"rules_dirs must be a folder or a list of folders, got a {type(wrong[0]).__name__} "
+            "in the list"
+        )
+    return [Path(f) for f in folders]
 
 
 def render_message(rule: Rule, values: Mapping[str, Any]) -> str:
