@@ -253,13 +253,17 @@ def sweep(
     from advisor.sweep.render import render_sweep, sweep_svg
 
     grid = parse_range(value_range, variable=vary)
+    if chart is not None:
+        from advisor.safe_write import check_file_target
+
+        check_file_target(chart)  # before the sweep, not after it
     loaded = _load(file, measurements_root, max_file_mb)
     result = run(analyse(loaded, rules_dirs=rules or ()), vary, grid)
     typer.echo(render_sweep(result, output_format, width=_width()))
     if chart is not None:
-        from advisor.safe_write import write_files
+        from advisor.safe_write import write_file
 
-        write_files(chart.parent, {chart.name: sweep_svg(result)}, force=True)
+        write_file(chart, sweep_svg(result))
 
 
 def _width() -> int:

@@ -29,7 +29,15 @@ a folder for a symlink between the check and the write): the output folder is th
 
 from __future__ import annotations
 
-__all__ = ["MANIFEST_NAME", "distinct_names", "safe_name", "write_file", "write_files"]
+__all__ = [
+    "MANIFEST_NAME",
+    "check_file_target",
+    "distinct_names",
+    "joined_names",
+    "safe_name",
+    "write_file",
+    "write_files",
+]
 
 import contextlib
 import hashlib
@@ -40,7 +48,7 @@ import secrets
 import shutil
 import signal
 import stat
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from advisor.errors import AdvisorError, Location
@@ -130,6 +138,19 @@ def distinct_names(
     raise AdvisorError(f"cannot make distinct file names for {sorted(names)[:3]}...")
 
 
+def joined_names(keys: Iterable[Sequence[str]], separator: str = "-") -> dict[tuple[str, ...], str]:
+    """A file-name part per key: its names through :func:`safe_name`, joined, made distinct.
+
+    For names built from several user names, such as a chart per site pair
+    (``rtt-<a>-<b>.svg``) or a channel per pair of clusters.
+
+    >>> names = joined_names([("paris", "berlin"), ("a-b", "c"), ("a", "b-c")])
+    >>> names[("paris", "berlin")], names[("a-b", "c")][:6], names[("a", "b-c")][:6]
+    ('paris-berlin', 'a-b-c-', 'a-b-c-')
+    """
+    return distinct_names({tuple(key): separator.join(safe_name(p) for p in key) for key in keys})
+
+
 def _key_digest(key: tuple[str, ...], attempt: int) -> str:
     text = json.dumps([attempt, *key]) if attempt else json.dumps(list(key))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
@@ -173,6 +194,17 @@ def write_file(path: Path, text: str) -> Path:
     except OSError as error:
         raise AdvisorError(f"cannot write: {error.strerror}", shown) from None
     return target
+
+
+def check_file_target(path: Path) -> None:
+    """Refuse now what :func:`write_file` would refuse later: call before long work.
+
+    Raises
+    ------
+    AdvisorError
+        What ``path`` finally names exists and is not a regular file.
+    """
+    _regular_or_new(Path(os.path.realpath(path)), Location(str(path)))
 
 
 def _regular_or_new(target: Path, shown: Location) -> int | None:

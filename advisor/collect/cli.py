@@ -194,6 +194,10 @@ def collect_command(
         raise AdvisorError(f"--interval ({interval}) must not exceed --duration ({duration})")
     if into is not None and not into.is_file():
         raise AdvisorError(f"--into: no such file {str(into)!r} (use -o to write a new one)")
+    if output is not None:
+        from advisor.safe_write import check_file_target
+
+        check_file_target(output)  # a FIFO or device is refused before, not after, collecting
     settings = _settings(
         host,
         port,

@@ -11,11 +11,8 @@ from __future__ import annotations
 
 __all__ = ["evidence_to_yaml", "merge_into", "render_sections", "write_text_atomic"]
 
-import contextlib
 import io
 import itertools
-import os
-import tempfile
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -411,18 +408,10 @@ def merge_into(path: Path, evidence: CollectedEvidence) -> None:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """Write to a temporary file beside ``path`` and rename it over ``path``."""
-    directory = path.resolve().parent
-    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except OSError as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise AdvisorError(f"cannot write: {error.strerror}", Location(str(path))) from None
+    """Write ``path`` atomically through :func:`advisor.safe_write.write_file`.
+
+    Only a regular file or a new name is written: ``-o /dev/null`` or a FIFO is refused.
+    """
+    from advisor.safe_write import write_file
+
+    write_file(path, text)

@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from advisor.safe_write import distinct_names, safe_name
+
 if TYPE_CHECKING:
     from advisor.analysis import Analysis
     from advisor.engine.metrics import Option
@@ -185,8 +187,13 @@ def short_name(text: str, limit: int) -> str:
 
 
 def cluster_labels(groups: Sequence[Sequence[str]]) -> list[str]:
-    """A name per cluster: its sites joined by ``_``, cut to 48 characters."""
-    return [short_name("_".join(group), 48) for group in groups]
+    """A name per cluster (its wsrep_cluster_name): its sites joined by ``_``, cut to 48
+    characters, made distinct, also as file names, where two meet (the group ``a, b`` and
+    the site ``a_b``): :func:`advisor.safe_write.distinct_names`."""
+    proposed = {tuple(group): short_name("_".join(group), 48) for group in groups}
+    labels = distinct_names(proposed, fold=lambda label: safe_name(label).casefold())
+    return [labels[tuple(group)] for group in groups]
+
 
 
 def hosts(site: str, nodes: int) -> list[str]:

@@ -49,7 +49,7 @@ from advisor.config.model import (
     cluster_labels,
 )
 from advisor.errors import AdvisorError
-from advisor.safe_write import safe_name
+from advisor.safe_write import distinct_names, safe_name
 
 if TYPE_CHECKING:
     from advisor.analysis import Analysis
@@ -140,6 +140,7 @@ def _cluster(ctx: PlanContext, index: int, incoming: int, garbd_count: int) -> C
         )
     hosts = {site: ctx.hosts(site) for site in cluster.sites}
     address = [host for site in cluster.sites for host in hosts[site]]
+    files = _galera_files(ctx)
     segments = {site: n for n, site in enumerate(cluster.members)}
     spans = len(cluster.members) > 1
     common = galera.provider_options(ctx, index)
@@ -149,7 +150,7 @@ def _cluster(ctx: PlanContext, index: int, incoming: int, garbd_count: int) -> C
             site=site,
             segment=segments[site],
             hosts=hosts[site],
-            file=_galera_file(label, site, len(cluster.sites)),
+            file=files[(label, site)],
             provider_options=galera.site_options(ctx, site, segments[site], spans) + common,
             per_node={h: per_node[h] for h in hosts[site] if h in per_node},
         )
@@ -177,8 +178,15 @@ def _cluster(ctx: PlanContext, index: int, incoming: int, garbd_count: int) -> C
     )
 
 
-def _galera_file(label: str, site: str, sites: int) -> str:
-    """``config/galera-<cluster>.cnf``, or one file per site when the cluster spans sites."""
-    if sites == 1:
-        return f"config/galera-{safe_name(label)}.cnf"
-    return f"config/galera-{safe_name(label)}.{safe_name(site)}.cnf"
+def _galera_files(ctx: PlanContext) -> dict[tuple[str, str], str]:
+    """(cluster, site) -> ``config/galera-<cluster>.cnf``, or one file per site when the
+    cluster spans sites (``galera-<cluster>.<site>.cnf``); distinct even where a cluster of
+    one site ``a_b.c`` meets the site ``c`` of cluster ``a_b``
+    (:func:`advisor.safe_write.distinct_names`)."""
+    proposed: dict[tuple[str, ...], str] = {}
+    for label, cluster in zip(ctx.labels, ctx.option.clusters, strict=True):
+        for site in cluster.sites:
+            one = len(cluster.sites) == 1
+            proposed[(label, site)] = safe_name(label) + ("" if one else f".{safe_name(site)}")
+    stems = distinct_names(proposed)
+    return {(key[0], key[1]): f"config/galera-{stem}.cnf" for key, stem in stems.items()}

@@ -22,7 +22,7 @@ from advisor.config.model import (
     Setting,
     short_name,
 )
-from advisor.safe_write import safe_name
+from advisor.safe_write import joined_names
 
 if TYPE_CHECKING:
     pass
@@ -35,6 +35,7 @@ def async_links(ctx: PlanContext) -> list[AsyncLinkPlan]:
     option = ctx.option
     variant: Variant = "mariadb" if ctx.flavor == "mariadb" else "mysql"
     plans = []
+    files = joined_names(tuple(ctx.labels[c] for c in link.clusters) for link in option.async_links)
     for link in option.async_links:
         i, j = link.clusters
         writing = [(s, d) for s, d in ((i, j), (j, i)) if option.clusters[s].writers]
@@ -47,7 +48,7 @@ def async_links(ctx: PlanContext) -> list[AsyncLinkPlan]:
                 clusters=(a, b),
                 sites=link.sites,
                 variant=variant,
-                file=f"config/async-replication-{safe_name(a)}-{safe_name(b)}.sql",
+                file=f"config/async-replication-{files[(a, b)]}.sql",
                 rtt_p50_ms=round(link.rtt_ms["p50"], 3),
                 lag_p99_ms=round(link.lag_ms["p99"], 3),
                 channels=channels,

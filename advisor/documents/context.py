@@ -26,7 +26,7 @@ from advisor.documents import charts
 from advisor.documents.filters import arch, ms, rate
 from advisor.model.provider_options import parse_duration_s
 from advisor.result import Finding, OptionReport, Recommendation
-from advisor.safe_write import safe_name
+from advisor.safe_write import joined_names
 from advisor.vocabulary import ARCHITECTURES, severity_rank
 
 if TYPE_CHECKING:
@@ -253,8 +253,10 @@ def pros_and_cons(option: OptionReport, rec: Recommendation) -> dict[str, list[s
 def _charts(analysis: Analysis, rec: Recommendation, plan: ConfigPlan) -> list[dict[str, str]]:
     out = []
     out.append(_topology_chart(analysis, rec, plan))
-    for n, (link, report) in enumerate(_charted_links(analysis, rec), start=1):
-        out.append(_rtt_chart(n, link, report, analysis, plan))
+    charted = _charted_links(analysis, rec)
+    files = joined_names(link.sites for link, _ in charted)  # a-b + c and a + b-c differ
+    for n, (link, report) in enumerate(charted, start=1):
+        out.append(_rtt_chart(n, link, report, analysis, plan, files[link.sites]))
     for n, row in enumerate(rec.hot_rows, start=1):
         out.append(_hot_row_chart(n, row, rec))
     return out
@@ -306,7 +308,7 @@ def _marks(link: LinkEvidence, analysis: Analysis, plan: ConfigPlan) -> list[cha
 
 
 def _rtt_chart(
-    n: int, link: LinkEvidence, report: Any, analysis: Analysis, plan: ConfigPlan
+    n: int, link: LinkEvidence, report: Any, analysis: Analysis, plan: ConfigPlan, name: str
 ) -> dict[str, str]:
 
     top = np.log10(link.rtt.n_samples) if link.rtt.n_samples else 2.0
@@ -344,7 +346,7 @@ def _rtt_chart(
     )
     return {
         "kind": "rtt",
-        "file": f"charts/rtt-{safe_name(a)}-{safe_name(b)}.svg",
+        "file": f"charts/rtt-{name}.svg",
         "title": f"Round trip {a} - {b}",
         "desc": desc,
         "svg": svg,

@@ -33,6 +33,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from advisor.model.provider_options import OptionValue, check_option
+from advisor.safe_write import safe_name
 
 MEDIA = ("fiber", "hollow_core_fiber", "copper", "microwave", "leo_satellite", "geo_satellite")
 Medium = Literal[
@@ -369,13 +370,30 @@ class Topology(_Model):
 
     @model_validator(mode="after")
     def _check_site_names_unique(self) -> Topology:
-        seen: set[str] = set()
+        """Distinct, also as file names: ``Paris`` and ``paris``, ``-x`` and ``_-x``, ``CON``
+        and ``CON_`` would share generated files (:func:`advisor.safe_write.safe_name`) and,
+        for case, DNS host names; refused here so that ``validate`` and ``doc`` agree."""
+        seen: dict[str, int] = {}
         for index, site in enumerate(self.sites):
-            if site.name in seen:
-                raise FieldError(
-                    f"site name {site.name!r} is declared twice", "sites", index, "name"
+            slug = safe_name(site.name)
+            first = seen.setdefault(slug.casefold(), index)
+            if first == index:
+                continue
+            other = self.sites[first].name
+            if other == site.name:
+                message = f"site name {site.name!r} is declared twice"
+            elif other.casefold() == site.name.casefold():
+                message = (
+                    f"site name {site.name!r} differs from {other!r} (sites[{first}]) only in "
+                    "case, which file names on macOS and Windows and DNS host names ignore; "
+                    "rename one"
                 )
-            seen.add(site.name)
+            else:
+                message = (
+                    f"site name {site.name!r} would share generated file names with {other!r} "
+                    f"(sites[{first}]): both become {slug!r}; rename one"
+                )
+            raise FieldError(message, "sites", index, "name")
         return self
 
     @model_validator(mode="after")

@@ -19,7 +19,7 @@ from advisor.errors import AdvisorError, Location
 from advisor.measurements.netperf import parse_netperf
 from advisor.measurements.ping import parse_ping, parse_ping_bytes
 from advisor.measurements.result import ParsedMeasurement
-from advisor.measurements.samples import parse_samples
+from advisor.measurements.samples import parse_samples, parse_samples_bytes
 from advisor.measurements.sockperf import parse_sockperf
 
 # Each format's parser: text -> ParsedMeasurement (netperf also takes burst=).
@@ -92,6 +92,8 @@ def parse_file(
     data = data.removeprefix(codecs.BOM_UTF8)
     if fmt == "ping":  # the hot path: parse the bytes as they are, no decode and re-encode
         parsed = parse_ping_bytes(data, source=source)
+    elif fmt == "samples":  # likewise: plain decimals are decoded from the bytes
+        parsed = parse_samples_bytes(data, source=source)
     else:
         parsed = parse_measurement(data.decode("utf-8"), fmt, source=source, burst=burst)
     count = 0 if parsed.samples_ms is None else parsed.samples_ms.size

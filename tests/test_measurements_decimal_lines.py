@@ -1,0 +1,68 @@
+"""Sample files read straight from their bytes (scan.decimal_lines): the same numbers, and
+the same errors, as the checking text path of parse_samples."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from advisor.errors import AdvisorError
+from advisor.measurements.samples import parse_samples, parse_samples_bytes
+from advisor.measurements.scan import decimal_lines
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b"49.6\n12\n.5\n0.045\n", [49.6, 12.0, 0.5, 0.045]),
+        (b"5.\n7", [5.0, 7.0]),  # a trailing dot, no final newline
+        (b"\n\n1.5\n\n", [1.5]),  # blank lines dropped
+        (b"123456789012345\n", [123456789012345.0]),  # 15 digits: exact below 2**53
+        (b"9999999.9999999\n0.0000000000001\n", [9999999.9999999, 1e-13]),
+        (b"00012\n0.0\n", [12.0, 0.0]),
+    ],
+)
+def test_plain_decimals_read_as_float_reads_them(data: bytes, expected: list[float]) -> None:
+    values = decimal_lines(data)
+    assert values is not None
+    assert values.tolist() == expected
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"1.2.3\n", b"-1\n", b".\n", b"1e3\n", b"8.1 # warm\n", b"8.1\r\n", b"1234567890123456\n"],
+)
+def test_anything_else_goes_down_the_checking_path(data: bytes) -> None:
+    assert decimal_lines(data) is None
+
+
+def test_every_digit_count_and_dot_place_matches_float() -> None:
+    rng = random.Random(3)
+    lines = []
+    for _ in range(20_000):
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 14)))
+        dot = rng.randint(0, len(digits))
+        lines.append(digits[:dot] + "." + digits[dot:] if rng.random() < 0.8 else digits)
+    values = decimal_lines(("\n".join(lines) + "\n").encode())
+    assert values is not None
+    assert np.array_equal(values, [float(line) for line in lines])
+
+
+def test_bytes_and_text_paths_agree_on_values_and_errors() -> None:
+    rng = random.Random(5)
+    pieces = ["1", "9", "0", ".", "\n", "\n", "-", "e", " ", "#", "\r\n", "12.5", "003.140"]
+
+    def outcome(parse: object, argument: object) -> tuple[str, object]:
+        try:
+            parsed = parse(argument, source="f.txt")  # type: ignore[operator]
+        except AdvisorError as error:
+            return "error", str(error)
+        return "values", parsed.samples_ms.tolist()
+
+    for _ in range(5_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        assert outcome(parse_samples_bytes, text.encode()) == outcome(
+            parse_samples, text.replace("\r\n", "\n")
+        ), text
