@@ -20,6 +20,7 @@ a user template can ``{% extends "default/design.md.j2" %}`` and override one bl
 from __future__ import annotations
 
 __all__ = [
+    "MAX_ITEMS",
     "MAX_OUTPUT_CHARS",
     "RENDER_TIME_LIMIT_S",
     "Limits",
@@ -28,11 +29,12 @@ __all__ = [
     "render_template",
 ]
 
+import functools
 import operator
 import re
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sized
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,16 @@ from advisor.errors import AdvisorError, Location
 RENDER_TIME_LIMIT_S = 10.0
 # Characters one rendered file, or any one value built inside a template, may hold.
 MAX_OUTPUT_CHARS = 20_000_000
+# Items in any list a template builds or hands to a filter: a sort of a million items takes
+# about a second, so no single filter call (which the deadline cannot interrupt) runs long.
+MAX_ITEMS = 1_000_000
+# Filters that walk their input item by item (a string's characters included).
+_ITERATING_FILTERS = frozenset(
+    {
+        "batch", "dictsort", "groupby", "join", "list", "map", "max", "min", "reject",
+        "rejectattr", "reverse", "select", "selectattr", "slice", "sort", "sum", "unique",
+    }
+)  # fmt: skip
 # A width or repeat count in a format spec beyond this is refused (7 digits and more).
 _HUGE_WIDTH = re.compile(r"\d{7,}")
 _PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
@@ -76,10 +88,16 @@ class _TickingCodeGenerator(CodeGenerator):
         self.writeline("environment.advisor_tick()")
         super().blockvisit(nodes, frame)
 
+    def visit_Concat(self, node: Any, frame: Frame) -> None:
+        # 'a ~ b' doubles a string in a loop or a macro: each result is bounded as it is built.
+        self.write("environment._bounded(")
+        super().visit_Concat(node, frame)
+        self.write(")")
+
 
 class _Sandbox(ImmutableSandboxedEnvironment):
     code_generator_class = _TickingCodeGenerator
-    intercepted_binops = frozenset({"*", "**", "%"})
+    intercepted_binops = frozenset({"*", "**", "%", "+"})
 
     def __init__(self, limits: Limits, **options: Any) -> None:
         super().__init__(**options)
@@ -100,6 +118,7 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         if operator_name == "*":
             self._check_repeat(left, right)
         ops: dict[str, Callable[[Any, Any], Any]] = {
+            "+": operator.add,
             "*": operator.mul,
             "**": operator.pow,
             "%": operator.mod,
@@ -108,12 +127,10 @@ class _Sandbox(ImmutableSandboxedEnvironment):
 
     def _check_repeat(self, left: Any, right: Any) -> None:
         for seq, count in ((left, right), (right, left)):
-            if (
-                isinstance(seq, str | list | tuple)
-                and isinstance(count, int)
-                and len(seq) * count > self.limits.output_chars
-            ):
-                raise _Stopped(f"refused to repeat a value {count} times")
+            if isinstance(seq, str | list | tuple) and isinstance(count, int):
+                bound = self.limits.output_chars if isinstance(seq, str) else MAX_ITEMS
+                if len(seq) * count > bound:
+                    raise _Stopped(f"refused to repeat a value {count} times")
 
     def call(self, __context: jinja2.runtime.Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         name = getattr(__obj, "__name__", "")
@@ -127,12 +144,42 @@ class _Sandbox(ImmutableSandboxedEnvironment):
                 )
             if name in ("format", "format_map") and _HUGE_WIDTH.search(owner):
                 raise _Stopped("refused a format with a huge width")
+            if name == "replace" and len(args) >= 2:
+                self._check_replace(owner, *args[:2])
+            if name == "join" and args:
+                self._check_join(args[0], owner)
         return self._bounded(super().call(__context, __obj, *args, **kwargs))
 
     def _bounded(self, value: Any) -> Any:
-        if isinstance(value, str | list | tuple) and len(value) > self.limits.output_chars:
+        if isinstance(value, str) and len(value) > self.limits.output_chars:
             raise _Stopped(f"built a value of more than {self.limits.output_chars} characters")
+        if isinstance(value, list | tuple | dict) and len(value) > MAX_ITEMS:
+            raise _Stopped(f"built a list of more than {MAX_ITEMS} items")
         return value
+
+    def _check_replace(self, text: Any, old: Any, new: Any) -> None:
+        """Refuse a replace whose result would pass the bound, before building it."""
+        if not all(isinstance(v, str) for v in (text, old, new)):
+            return
+        hits = text.count(old) if old else len(text) + 1
+        if len(text) + hits * (len(new) - len(old)) > self.limits.output_chars:
+            raise _Stopped(f"refused a replace of more than {self.limits.output_chars} characters")
+
+    def _check_join(self, items: Any, separator: Any) -> None:
+        """Refuse a join whose separators alone would pass the bound."""
+        if not isinstance(items, Sized) or not isinstance(separator, str):
+            return
+        if len(items) > MAX_ITEMS or len(items) * len(separator) > self.limits.output_chars:
+            raise _Stopped(f"refused a join of more than {self.limits.output_chars} characters")
+
+    def bounded_items(self, items: Iterator[Any]) -> Iterator[Any]:
+        """An iterator a filter returned (map, select, batch...), counted and on the clock."""
+        for count, item in enumerate(items, 1):
+            if count > MAX_ITEMS:
+                raise _Stopped(f"built a list of more than {MAX_ITEMS} items")
+            if not count % 10_000:
+                self.advisor_tick()
+            yield item
 
 
 class _MemoryBytecodeCache(jinja2.BytecodeCache):
@@ -173,7 +220,7 @@ def make_environment(
             raise AdvisorError(
                 "templates folder not found or not a folder", Location(str(templates_dir))
             )
-        loaders.append(jinja2.FileSystemLoader(str(templates_dir)))
+        loaders.append(_ContainedLoader(str(templates_dir)))
     loaders += [jinja2.PrefixLoader({"default": shipped}), shipped]
     env = _Sandbox(
         limits or Limits(),
@@ -190,24 +237,63 @@ def make_environment(
     for unsafe in ("lipsum", "cycler", "joiner"):
         env.globals.pop(unsafe, None)
     env.filters.update(FILTERS)
-    for name in ("center", "indent", "wordwrap", "format", "truncate"):
-        env.filters[name] = _bounded_filter(env, env.filters[name])
+    for name, function in list(env.filters.items()):
+        env.filters[name] = _bounded_filter(env, name, function)
     return env
 
 
-def _bounded_filter(env: _Sandbox, function: Callable[..., Any]) -> Callable[..., Any]:
-    def bounded(value: Any, *args: Any, **kwargs: Any) -> Any:
-        numbers = [a for a in (*args, *kwargs.values()) if isinstance(a, int)]
-        if any(n > env.limits.output_chars for n in numbers) or (
-            isinstance(value, str)
-            and _HUGE_WIDTH.search(value)
-            and function.__name__ == "do_format"
-        ):
-            raise _Stopped(f"refused filter {function.__name__} with a huge width")
-        return env._bounded(function(value, *args, **kwargs))
+def _bounded_filter(env: _Sandbox, name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` with its input and output bounded; Jinja2's pass_environment, pass_context
+    and pass_eval_context markers are kept (wordwrap and truncate need their environment)."""
+    passes = jinja2.utils._PassArg.from_obj(function) is not None
 
-    bounded.__name__ = function.__name__
+    @functools.wraps(function)
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        value = args[1] if passes and len(args) > 1 else (args[0] if args else None)
+        rest = [*args[2 if passes else 1 :], *kwargs.values()]
+        _check_filter_input(env, name, function.__name__, value, rest)
+        result = function(*args, **kwargs)
+        if isinstance(result, Iterator):
+            return env.bounded_items(result)
+        return env._bounded(result)
+
     return bounded
+
+
+def _check_filter_input(
+    env: _Sandbox, name: str, function_name: str, value: Any, rest: list[Any]
+) -> None:
+    numbers = [a for a in rest if isinstance(a, int) and not isinstance(a, bool)]
+    if any(n > env.limits.output_chars for n in numbers) or (
+        name == "format" and isinstance(value, str) and _HUGE_WIDTH.search(value)
+    ):
+        raise _Stopped(f"refused filter {function_name} with a huge width")
+    if name in _ITERATING_FILTERS and isinstance(value, Sized) and len(value) > MAX_ITEMS:
+        raise _Stopped(f"refused filter {name} over more than {MAX_ITEMS} items")
+    if name == "replace" and len(rest) >= 2:
+        env._check_replace(str(value), str(rest[0]), str(rest[1]))
+    if name == "join":
+        env._check_join(value, rest[0] if rest else "")
+
+
+class _ContainedLoader(jinja2.FileSystemLoader):
+    """A folder's templates, refusing a file whose real path (links resolved) leaves it:
+    a link in the user's folder to /etc/passwd must not be included."""
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str, Callable[[], bool]]:
+        pieces = jinja2.loaders.split_template_path(template)
+        for root in self.searchpath:
+            path = Path(root, *pieces)
+            if path.is_file():  # the one super() reads: check it before it is opened
+                real = path.resolve()
+                if not real.is_relative_to(Path(root).resolve()):
+                    raise jinja2.exceptions.SecurityError(
+                        f"template {template!r} links outside the templates folder (to {real})"
+                    )
+                break
+        return super().get_source(environment, template)
 
 
 def render_template(env: jinja2.Environment, name: str, context: Mapping[str, Any]) -> str:
