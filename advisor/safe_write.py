@@ -12,7 +12,9 @@ Promises (SECURITY.md, "Writes"):
 - **A folder is updated all or nothing.** :func:`write_files` holds a lock on the folder
   (a second run fails at once with a clear message), writes the whole new set into a staging
   folder inside it, and only then moves the files into place, with SIGINT, SIGTERM and SIGHUP
-  held back until the last rename. The staging folder's manifest, written last, marks it
+  held back until the last rename (in the main thread, where Python handles signals; a
+  SIGTERM that would end the process at once first lets the clean-up run). The staging
+  folder's manifest, written last, marks it
   complete: a run killed outright (SIGKILL, power loss) leaves either an incomplete staging
   folder, which the next run removes, or a complete one, which the next run finishes moving
   in before it does its own work. Any other failure (disk full, a template error, Ctrl-C)
@@ -430,15 +432,32 @@ def _terminate_raises() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _signals_deferred() -> Iterator[None]:
-    """Hold SIGINT, SIGTERM and SIGHUP back until the block ends (POSIX; nothing elsewhere)."""
-    if not hasattr(signal, "pthread_sigmask"):
+    """Hold SIGINT, SIGTERM and SIGHUP back until the block ends, then deliver them.
+
+    Python handlers, not the thread's signal mask: a mask does not hold back a signal that
+    the kernel hands to another thread. Only the main thread can install handlers; elsewhere
+    the block runs unprotected.
+    """
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED_SIGNALS)
+    pending: list[int] = []
+    previous = {}
+    for signum in _DEFERRED_SIGNALS:
+        handler = signal.getsignal(signum)
+        if handler is None or handler is signal.SIG_IGN:
+            continue  # set outside Python (cannot be restored), or ignored anyway
+        previous[signum] = handler
+        signal.signal(signum, lambda received, frame: pending.append(received))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(pending):
+            os.kill(os.getpid(), signum)  # now to the handler it was meant for
 
 
 def _target(out_dir: Path, name: str) -> Path:
