@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,3 +76,130 @@ def test_rules_dirs_may_be_a_single_folder(tmp_path):
 def test_rules_dirs_of_a_wrong_type_is_a_clear_error(given):
     with pytest.raises(AdvisorError, match="rules_dirs must be a folder or a list of folders"):
         load_rules(given)
+
+
+# -- names with control characters (C0, C1, ESC, NUL, DEL, bidi) are refused at load ---------
+
+NAMED = """\
+name: NAME
+description: DESCRIPTION
+sites:
+  - {name: a, location: {lat: 48.85, lon: 2.35}}
+workload:
+  hot_rows: [{name: ROW, updates_per_s: 5, writer_sites: [a]}]
+"""
+
+
+def _named(name: str = "t", row: str = "r", description: str = "d") -> str:
+    return (
+        NAMED.replace("NAME", json.dumps(name))
+        .replace("DESCRIPTION", json.dumps(description))
+        .replace("ROW", json.dumps(row))
+    )
+
+
+@pytest.mark.parametrize(
+    ("char", "code"),
+    [
+        ("\x1b]52;c;aGk=\x07", "U+001B"),  # OSC 52: writes the terminal's clipboard
+        ("\x1b]8;;http://x\x1b\\", "U+001B"),  # OSC 8: a hidden hyperlink
+        ("\x00", "U+0000"),
+        ("\x7f", "U+007F"),
+        ("\x9b2J", "U+009B"),  # C1 CSI: clears the screen on some terminals
+        ("\u202e", "U+202E"),  # right-to-left override
+        ("\u2066", "U+2066"),  # left-to-right isolate
+        ("\n", "U+000A"),
+    ],
+)
+def test_control_characters_in_names_are_refused_naming_the_key(char, code):
+    for text, key, line in (
+        (_named(name="x" + char), "name", 1),
+        (_named(row="x" + char), "workload.hot_rows[0].name", 6),
+    ):
+        with pytest.raises(AdvisorError) as caught:
+            parse_topology(text)
+        message = str(caught.value)
+        assert message.startswith(f"<topology>:{line}:")
+        assert f": {key}: must not contain control characters: {code} at position 2" in message
+
+
+def test_a_description_keeps_newlines_and_tabs_but_not_escapes():
+    loaded = parse_topology(_named(description="two\nlines\tand a tab"))
+    assert loaded.topology.description == "two\nlines\tand a tab"
+    with pytest.raises(AdvisorError, match="description: must not contain control characters"):
+        parse_topology(_named(description="clear\x1b[2J"))
+
+
+# -- a NUL or a 300-character component in a measurement path --------------------------------
+
+MEASURED = """\
+name: t
+sites:
+  - {name: a, location: {lat: 48.85, lon: 2.35}}
+  - {name: b, location: {lat: 50.11, lon: 8.68}}
+links:
+  - {sites: [a, b], measurements: [{method: icmp, format: samples, file: FILE}]}
+"""
+
+
+@pytest.mark.parametrize(
+    ("file", "says"),
+    [
+        ('"a\\0b.txt"', "must not contain control characters: U+0000 at position 2"),
+        ("a" * 300 + ".txt", "a path component is 304 bytes; file systems allow at most 255"),
+        ("x/" + "b" * 256 + "/s.txt", "a path component is 256 bytes"),
+    ],
+)
+def test_impossible_measurement_paths_are_located_errors(tmp_path, file, says):
+    path = tmp_path / "topology.yaml"
+    path.write_text(MEASURED.replace("FILE", file))
+    with pytest.raises(AdvisorError) as caught:
+        analyse(path)
+    assert str(caught.value).startswith(f"{path}:6:74: links[0].measurements[0].file: {says}")
+
+
+# -- a measurement file swapped to a FIFO between the check and the open ---------------------
+
+SWAPPED = """
+import os, sys
+from pathlib import Path
+from advisor.errors import AdvisorError
+from advisor.measurements import reading
+fifo, regular = Path(sys.argv[1]), Path(sys.argv[2])
+real_stat = os.stat
+# The check sees a regular file; by the open, the name is a FIFO with no writer.
+reading.os.stat = lambda p, *a, **k: real_stat(regular if Path(p) == fifo else p)
+try:
+    reading.parse_file(fifo, "samples")
+except AdvisorError as error:
+    print(error)
+"""
+
+
+def test_a_file_swapped_to_a_fifo_after_the_check_does_not_block(tmp_path):
+    fifo = tmp_path / "ping.txt"
+    os.mkfifo(fifo)
+    regular = tmp_path / "regular.txt"
+    regular.write_text("8.1\n")
+    done = subprocess.run(
+        [sys.executable, "-c", SWAPPED, str(fifo), str(regular)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout == (
+        f"{fifo}: is not a regular file (a device, FIFO or socket); expected a measurement file\n"
+    )
+
+
+def test_read_text_file_checks_the_open_file_too(tmp_path, monkeypatch):
+    from advisor.inputs import loading
+
+    fifo = tmp_path / "topology.yaml"
+    os.mkfifo(fifo)
+    regular = tmp_path / "regular.yaml"
+    regular.write_text("name: t\n")
+    monkeypatch.setattr(Path, "stat", lambda self, **k: os.stat(regular))
+    with pytest.raises(AdvisorError, match="is not a regular file"):
+        loading.read_text_file(fifo, 2**20, what="topology file")

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from advisor.errors import AdvisorError, Location
 from advisor.inputs.topology import FieldError, Topology
+from advisor.measurements.reading import open_regular
 
 KeyPath = tuple[str | int, ...]
 _YAML12_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+$")
@@ -100,7 +101,13 @@ class LoadedTopology:
         ``~/.ssh`` and echo it in an error. ``measurements_root`` is a second allowed folder.
         """
         path = self.resolve(reference)
-        real = path.resolve()
+        try:
+            real = path.resolve()
+        except (OSError, ValueError) as error:  # a name too long, a link loop, a NUL
+            reason = getattr(error, "strerror", None) or str(error)
+            raise AdvisorError(
+                f"cannot open {reference!r}: {reason}", self.location(*key)
+            ) from None
         base = self.folder.resolve()
         roots = [base] + ([self.measurements_root.resolve()] if self.measurements_root else [])
         if not any(real == root or root in real.parents for root in roots):
@@ -169,23 +176,16 @@ def read_text_file(path: Path, max_bytes: int, *, what: str) -> str:
     where = Location(str(path))
     try:
         info = path.stat()
+        _check_regular(info, max_bytes, what, where)  # before opening: a device is never opened
+        with open_regular(path) as stream:
+            _check_regular(os.fstat(stream.fileno()), max_bytes, what, where)  # swapped since?
+            raw = stream.read(max_bytes + 1)
     except FileNotFoundError:
         raise AdvisorError(f"{what} not found", where) from None
     except OSError as error:
         raise AdvisorError(f"cannot read {what}: {error.strerror}", where) from None
-    if stat.S_ISDIR(info.st_mode):
-        raise AdvisorError(f"{what} is a directory; expected a file", where)
-    if not stat.S_ISREG(info.st_mode):
-        raise AdvisorError(f"{what} is not a regular file (a device, fifo or socket)", where)
-    if info.st_size > max_bytes:
-        raise AdvisorError(
-            f"{what} is {info.st_size:,} bytes; the limit is {max_bytes:,} bytes", where
-        )
-    try:
-        with path.open("rb") as stream:
-            raw = stream.read(max_bytes + 1)
-    except OSError as error:
-        raise AdvisorError(f"cannot read {what}: {error.strerror}", where) from None
+    except ValueError as error:  # a NUL in the path
+        raise AdvisorError(f"cannot read {what}: {error}", where) from None
     if len(raw) > max_bytes:
         raise AdvisorError(f"{what} is larger than the limit of {max_bytes:,} bytes", where)
     if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
@@ -203,6 +203,17 @@ def read_text_file(path: Path, max_bytes: int, *, what: str) -> str:
             Location(str(path), line),
         ) from None
     return text
+
+
+def _check_regular(info: os.stat_result, max_bytes: int, what: str, where: Location) -> None:
+    if stat.S_ISDIR(info.st_mode):
+        raise AdvisorError(f"{what} is a directory; expected a file", where)
+    if not stat.S_ISREG(info.st_mode):
+        raise AdvisorError(f"{what} is not a regular file (a device, fifo or socket)", where)
+    if info.st_size > max_bytes:
+        raise AdvisorError(
+            f"{what} is {info.st_size:,} bytes; the limit is {max_bytes:,} bytes", where
+        )
 
 
 def format_key(path: KeyPath) -> str:

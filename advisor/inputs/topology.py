@@ -28,6 +28,7 @@ __all__ = [
 ]
 
 import itertools
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -40,6 +41,44 @@ Medium = Literal[
     "fiber", "hollow_core_fiber", "copper", "microwave", "leo_satellite", "geo_satellite"
 ]
 SiteName = Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+$", min_length=1, max_length=128)]
+# Characters a name must not hold: C0 controls (NUL, ESC, newline...), DEL, C1 controls and
+# the bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069, marks U+200E/F,
+# U+061C). They reach terminals (OSC 52 writes the clipboard, OSC 8 hides a link), SQL that
+# mariadb refuses (NUL), and reorder what a reviewer reads ("Trojan Source", CVE-2021-42574).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# A description is prose: its newlines and tabs are kept.
+_CONTROL_IN_PROSE = re.compile(
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def _refuse_controls(pattern: re.Pattern[str]) -> Any:
+    def check(value: str) -> str:
+        found = pattern.search(value)
+        if found:
+            char = found.group(0)
+            raise ValueError(
+                f"must not contain control characters: U+{ord(char):04X} at position "
+                f"{found.start() + 1} (terminal escapes, NUL and bidi overrides are refused)"
+            )
+        return value
+
+    return AfterValidator(check)
+
+
+def _check_path(value: str) -> str:
+    """A file reference the operating system can open: each part at most 255 bytes."""
+    for part in value.split("/"):
+        if len(part.encode("utf-8", "surrogatepass")) > 255:
+            raise ValueError(
+                f"a path component is {len(part.encode('utf-8', 'surrogatepass'))} bytes; "
+                "file systems allow at most 255"
+            )
+    return value
+
+
+# A name shown in reports, documents and SQL comments: one line of printable text.
+Name = Annotated[str, Field(min_length=1, max_length=256), _refuse_controls(_CONTROL)]
 NonNegative = Annotated[float, Field(ge=0)]
 Positive = Annotated[float, Field(gt=0)]
 # Physical bounds that keep the arithmetic finite (SECURITY.md, limits): a round trip or a
@@ -250,7 +289,15 @@ class Measurement(_Model):
     burst: Annotated[int, Field(ge=0, le=10_000)] | None = None
     # Extension: loss fraction for inline samples or percentiles (files report their own).
     loss: Annotated[float, Field(ge=0, lt=1)] | None = None
-    file: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
+    file: (
+        Annotated[
+            str,
+            Field(min_length=1, max_length=4096),
+            _refuse_controls(_CONTROL),
+            AfterValidator(_check_path),
+        ]
+        | None
+    ) = None
     format: Literal["ping", "netperf", "sockperf", "samples"] | None = None
     samples_ms: Annotated[list[Milliseconds], Field(min_length=1)] | None = None
     percentiles_ms: Percentiles | None = None
@@ -306,7 +353,7 @@ class Link(_Model):
 
 
 class HotRow(_Model):
-    name: Annotated[str, Field(min_length=1, max_length=256)]
+    name: Name
     updates_per_s: Annotated[float, Field(ge=0.001, le=1e7)]
     writer_sites: Annotated[list[SiteName], Field(min_length=1)] | None = None
 
@@ -360,8 +407,8 @@ class Galera(_Model):
 
 class Topology(_Model):
     version: Literal[1] = 1
-    name: Annotated[str, Field(min_length=1, max_length=256)]
-    description: str | None = None
+    name: Name
+    description: Annotated[str, _refuse_controls(_CONTROL_IN_PROSE)] | None = None
     requirements: Requirements = Requirements()
     sites: Annotated[list[Site], Field(min_length=1, max_length=1000)]
     links: list[Link] = []

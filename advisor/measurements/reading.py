@@ -7,13 +7,21 @@ block a read forever), huge, binary or UTF-16 (PowerShell's ``>`` redirect). Eac
 
 from __future__ import annotations
 
-__all__ = ["FORMATS", "MAX_FILE_BYTES", "MAX_SAMPLES", "parse_file", "parse_measurement"]
+__all__ = [
+    "FORMATS",
+    "MAX_FILE_BYTES",
+    "MAX_SAMPLES",
+    "open_regular",
+    "parse_file",
+    "parse_measurement",
+]
 
 import codecs
 import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from advisor.errors import AdvisorError, Location
 from advisor.measurements.netperf import parse_netperf
@@ -118,31 +126,49 @@ def _parser(fmt: str, source: str, burst: int | None) -> Callable[..., ParsedMea
     return FORMATS[fmt]
 
 
+def open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading without ever blocking on it.
+
+    O_NONBLOCK makes opening a FIFO return at once (a blocking open waits for a writer
+    forever); the caller then checks with ``fstat`` on the open file that it is a regular
+    file, closing the race in which a file is swapped for a FIFO after a ``stat``. On a
+    regular file O_NONBLOCK changes nothing.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    return os.fdopen(os.open(path, flags), "rb")
+
+
 def _read_bytes(path: Path, max_bytes: int, source: str) -> bytes:
     """The file's bytes, after refusing what is not a small enough regular file."""
     try:
-        info = os.stat(path)
-        if stat.S_ISDIR(info.st_mode):
-            raise AdvisorError("is a directory; expected a measurement file", Location(source))
-        if not stat.S_ISREG(info.st_mode):
-            raise AdvisorError(
-                "is not a regular file (a device, FIFO or socket); expected a measurement file",
-                Location(source),
-            )
-        if info.st_size > max_bytes:
-            raise AdvisorError(
-                f"is {info.st_size} bytes, more than the limit of {max_bytes} bytes",
-                Location(source),
-            )
-        with open(path, "rb") as handle:
+        _check_regular(os.stat(path), max_bytes, source)  # a device is never opened
+        with open_regular(path) as handle:
+            _check_regular(os.fstat(handle.fileno()), max_bytes, source)  # swapped since?
             data = handle.read(max_bytes + 1)
     except FileNotFoundError:
         raise AdvisorError("measurement file not found", Location(source)) from None
     except OSError as error:
         raise AdvisorError(f"cannot read the file: {error.strerror}", Location(source)) from None
+    except ValueError as error:  # a NUL in the path
+        raise AdvisorError(f"cannot read the file: {error}", Location(source)) from None
     if len(data) > max_bytes:  # grew while we read it
         raise AdvisorError(f"is more than the limit of {max_bytes} bytes", Location(source))
     return data
+
+
+def _check_regular(info: os.stat_result, max_bytes: int, source: str) -> None:
+    if stat.S_ISDIR(info.st_mode):
+        raise AdvisorError("is a directory; expected a measurement file", Location(source))
+    if not stat.S_ISREG(info.st_mode):
+        raise AdvisorError(
+            "is not a regular file (a device, FIFO or socket); expected a measurement file",
+            Location(source),
+        )
+    if info.st_size > max_bytes:
+        raise AdvisorError(
+            f"is {info.st_size} bytes, more than the limit of {max_bytes} bytes",
+            Location(source),
+        )
 
 
 def _check_encoding(data: bytes, source: str) -> None:
