@@ -20,6 +20,7 @@ from advisor.vocabulary import SEVERITIES, Architecture, ReportFormat, SweepForm
 
 if TYPE_CHECKING:
     from advisor.inputs.loading import LoadedTopology
+    from advisor.result import Recommendation
 
 app = typer.Typer(
     name="advisor",
@@ -100,6 +101,17 @@ RulesOpt = Annotated[
 ]
 
 
+JobsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        min=1,
+        help="Worker processes for several files (default: one per core).",
+    ),
+]
+
+
 @_command()
 def recommend(
     files: FilesArg,
@@ -117,36 +129,102 @@ def recommend(
     rules: RulesOpt = None,
     measurements_root: RootOpt = None,
     max_file_mb: MaxMbOpt = 200.0,
+    jobs: JobsOpt = None,
 ) -> None:
-    """Recommend an architecture for each topology file, with its numbers and reasons."""
-    from advisor.recommendation import recommend as run
+    """Recommend an architecture for each topology file, with its numbers and reasons.
+
+    Several files are judged in parallel. With --format jsonl each result is one JSON line,
+    in the order of the files, and a bad file is one error on stderr (exit 2) that does not
+    stop the others; the other formats print nothing unless every file is valid.
+    """
+    from advisor.fleet import recommend_many
+    from advisor.inputs.loading import Limits
     from advisor.text.report import render_recommendations
 
-    results = [
-        run(_load(path, measurements_root, max_file_mb), rules_dirs=rules or ()) for path in files
-    ]
-    typer.echo(render_recommendations(results, output_format, width=_width()))
-    problems = []
-    for path, result in zip(files, results, strict=True):
-        if require is not None and result.architecture != require:
-            problems.append(
-                f"{path}: --require {require} did not hold: {result.architecture} is recommended"
-            )
-        if fail_on is not None:
-            severities = SEVERITIES[: SEVERITIES.index(fail_on) + 1]
-            hits = sorted(
-                {
-                    f.rule
-                    for f in result.findings
-                    if f.severity in severities and f.option in (None, result.architecture)
-                }
-            )
-            if hits:
-                problems.append(f"{path}: --fail-on {fail_on}: {', '.join(hits)}")
+    items = recommend_many(
+        files,
+        rules_dirs=rules or (),
+        limits=Limits(measurement_bytes=int(max_file_mb * 2**20)),
+        measurements_root=measurements_root,
+        jobs=jobs,
+        progress=_progress_bar() if len(files) > 1 else None,
+    )
+    results = []
+    bad_files = False
+    for item in items:
+        if item.recommendation is None:
+            _end_progress(final=True)
+            if output_format != "jsonl":
+                _fail(str(item.error))  # all or nothing: a report of some files misleads
+            typer.echo(f"advisor: {item.error}", err=True)
+            bad_files = True
+            continue
+        results.append((item.path, item.recommendation))
+        if output_format == "jsonl":
+            _end_progress()
+            typer.echo(render_recommendations([item.recommendation], "jsonl"))
+    _end_progress(final=True)
+    if output_format != "jsonl":
+        typer.echo(render_recommendations([r for _, r in results], output_format, width=_width()))
+    problems = [p for path, result in results for p in _checks(path, result, require, fail_on)]
     for problem in problems:
         typer.echo(f"advisor: {problem}", err=True)
+    if bad_files:
+        raise typer.Exit(EXIT_BAD_INPUT)
     if problems:
         raise typer.Exit(EXIT_CHECK_FAILED)
+
+
+def _checks(
+    path: Path, result: Recommendation, require: str | None, fail_on: str | None
+) -> list[str]:
+    """What --require and --fail-on find wrong with one file's result."""
+    problems = []
+    if require is not None and result.architecture != require:
+        problems.append(
+            f"{path}: --require {require} did not hold: {result.architecture} is recommended"
+        )
+    if fail_on is not None:
+        severities = SEVERITIES[: SEVERITIES.index(fail_on) + 1]
+        hits = sorted(
+            {
+                f.rule
+                for f in result.findings
+                if f.severity in severities and f.option in (None, result.architecture)
+            }
+        )
+        if hits:
+            problems.append(f"{path}: --fail-on {fail_on}: {', '.join(hits)}")
+    return problems
+
+
+_progress_shown = [False]  # whether a progress line is on stderr now
+
+
+def _progress_bar() -> Callable[[int, int], None] | None:
+    """A one-line count of files done on stderr, only when stderr is a terminal."""
+    import sys
+
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        filled = 30 * done // total
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} files")
+        sys.stderr.flush()
+        _progress_shown[0] = True
+
+    return show
+
+
+def _end_progress(*, final: bool = False) -> None:
+    """Clear the progress line: at the end, before an error, before output to the terminal."""
+    import sys
+
+    if _progress_shown[0] and (final or sys.stdout.isatty()):
+        sys.stderr.write("\r\x1b[K")
+        sys.stderr.flush()
+        _progress_shown[0] = False
 
 
 @_command()

@@ -29,7 +29,7 @@ Severity = Literal["blocker", "warning", "info"]
 #: Most severe first: the order of reports and of ``--fail-on``.
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 
-ReportFormat = Literal["text", "json", "markdown"]
+ReportFormat = Literal["text", "json", "markdown", "jsonl"]  # jsonl: one object a line
 SweepFormat = Literal["text", "json", "csv"]
 SweepVariable = Literal["rtt", "distance", "hot-row-rate"]
 #: The unit of each quantity a sweep can vary.

@@ -28,7 +28,7 @@ LAYERS = [
     {"rules"},
     {"verdict"},
     {"analysis", "validate"},
-    {"recommendation"},
+    {"recommendation", "fleet"},
     {"text", "config", "collect"},
     {"sweep", "documents"},
     {"cli", "__main__", "__init__"},

@@ -24,7 +24,11 @@ def to_json(result: Recommendation) -> str:
 def render_recommendations(
     results: Sequence[Recommendation], output_format: str, *, width: int = 100
 ) -> str:
-    """All results in one format: JSON (an object, or an array for several), text, markdown."""
+    """All results in one format: JSON (an object, or an array for several), JSON Lines (one
+    compact object a line, as ``advisor recommend --format jsonl`` streams them), text,
+    markdown."""
+    if output_format == "jsonl":
+        return "\n".join(json.dumps(r.model_dump(mode="json")) for r in results)
     if output_format == "json":
         if len(results) == 1:
             return to_json(results[0])
