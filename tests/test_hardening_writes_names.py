@@ -220,3 +220,30 @@ def test_generated_names_never_collide(names, data):
     for family in (galera, channels, charts):
         assert len({name.casefold() for name in family}) == len(family)
         assert all(_name_problem(name) is None for name in family)
+
+
+def test_every_file_of_the_plan_has_its_own_name(tmp_path):
+    # Item: generated names collide, for every file the plan describes (failover files join
+    # two cluster names with "-to-": a-to-b + c and a + b-to-c met). Protection: the joined
+    # names, and render_documents' _check_distinct for what a future name might miss.
+    from advisor.analysis import analyse
+    from advisor.config.plan import plan_configuration
+    from advisor.documents.render import render_documents
+
+    names = {"a-b": "a-to-b", "b-c": "b-to-c"}
+    text = PER_SITE
+    for old, new in names.items():
+        text = text.replace(f"name: {old},", f"name: {new},").replace(f"[{old}]", f"[{new}]")
+    (tmp_path / "t.yaml").write_text(text)
+    analysis = analyse(tmp_path / "t.yaml")
+    files = plan_configuration(analysis).files()
+    assert len({f.casefold() for f in files}) == len(files)
+    assert set(files) <= set(render_documents(analysis, ("md",)))
+
+
+def test_a_naming_bug_fails_loudly_instead_of_losing_a_file():
+    from advisor.documents.render import _check_distinct
+
+    _check_distinct(["config/a.sql", "config/b.sql"])
+    with pytest.raises(AdvisorError, match=r"two generated files are both named 'config/A\.sql'"):
+        _check_distinct(["config/a.sql", "config/A.sql"])
