@@ -95,22 +95,45 @@ def test_send_window_kept_when_the_default_carries_the_peak() -> None:
     assert (options["evs.send_window"], options["evs.user_send_window"]) == (4, 2)
 
 
-def test_wan_timeouts_follow_the_codership_recipe_and_keep_a_higher_user_value() -> None:
-    options = options_of(plan_configuration(run(THREE_SITES), "single_cluster"))
-    assert [
-        options[k]
-        for k in (
-            "evs.keepalive_period",
-            "evs.suspect_timeout",
-            "evs.inactive_timeout",
-            "evs.install_timeout",
-        )
-    ] == ["PT3S", "PT30S", "PT1M", "PT1M"]
-    assert "evs.delay_margin" not in options  # PT1S already exceeds a 7 ms round trip
-    higher = run(THREE_SITES, "galera: {provider_options: {evs.suspect_timeout: PT40S}}")
+TAILED = """
+name: t
+sites: [{name: a}, {name: b}, {name: c}]
+links:
+  - sites: [a, b]
+    measurements:
+      - {method: icmp, samples_ms: [10, 10, 10, 10, 10, 10, 10, 10, 10, 900], loss: 0.02}
+  - {sites: [a, c], measurements: [{method: icmp, samples_ms: [1, 1.1]}]}
+  - {sites: [b, c], measurements: [{method: icmp, samples_ms: [1, 1.1]}]}
+"""
+_RECIPE = (
+    "evs.keepalive_period",
+    "evs.suspect_timeout",
+    "evs.inactive_timeout",
+    "evs.install_timeout",
+)
+
+
+def test_wan_timeouts_where_a_tail_finding_asks_and_keep_a_higher_user_value() -> None:
+    analysis = analyse(parse_topology(TAILED))
+    assert any(f.rule == "RTT-TAIL-INSTABILITY" for f in analysis.findings)
+    options = options_of(plan_configuration(analysis, "single_cluster"))
+    assert [options[k] for k in _RECIPE] == ["PT3S", "PT30S", "PT1M", "PT1M"]
+    assert "evs.delay_margin" not in options  # PT1S already exceeds a 900 ms round trip
+    higher = analyse(
+        parse_topology(TAILED + "galera: {provider_options: {evs.suspect_timeout: PT40S}}\n")
+    )
     options = options_of(plan_configuration(higher, "single_cluster"))
     assert options["evs.suspect_timeout"] == "PT40S"
     assert options["evs.inactive_timeout"] == "PT1M"
+
+
+def test_a_clean_wan_keeps_the_default_timeouts() -> None:
+    # A 7 ms metro link without a tail: longer timers would only turn a 5 s stall on a dead
+    # node into a 30 s one.
+    analysis = run(THREE_SITES)
+    assert not any(f.rule == "RTT-TAIL-INSTABILITY" for f in analysis.findings)
+    options = options_of(plan_configuration(analysis, "single_cluster"))
+    assert not set(_RECIPE) & set(options)
 
 
 def test_periods_exceed_a_round_trip_over_one_second() -> None:
@@ -119,7 +142,6 @@ def test_periods_exceed_a_round_trip_over_one_second() -> None:
     # Codership KB "WAN Latency": every period above the highest RTT (1.5 s -> 2 s).
     assert options["evs.delay_margin"] == "PT2S"
     assert options["evs.join_retrans_period"] == "PT2S"
-    assert options["evs.keepalive_period"] == "PT3S"
 
 
 def test_one_writer_flow_control_and_the_pre_4_10_spelling() -> None:
@@ -148,7 +170,14 @@ def test_lan_clusters_keep_the_defaults_except_flow_control() -> None:
     plan = plan_configuration(run(THREE_SITES), "per_site_clusters")
     assert [c.name for c in plan.clusters] == ["a", "b", "c"]
     options = options_of(plan, 1)
-    assert set(options) == {"gcs.fc_limit", "gcs.fc_factor", "gcs.fc_single_primary"}
+    assert set(options) == {
+        "gcs.fc_limit",
+        "gcs.fc_factor",
+        "gcs.fc_single_primary",
+        "socket.ssl_key",
+        "socket.ssl_cert",
+        "socket.ssl_ca",
+    }
     assert plan.clusters[1].site_plans[0].file == "config/galera-b.cnf"
 
 
@@ -175,7 +204,10 @@ def test_mariadb_async_links_gtid_domains_and_channels() -> None:
     # Each cluster receives two channels (full mesh, both ways): duplicates are skipped.
     assert all(s["gtid_ignore_duplicates"] == "ON" for s in server)
     node_ids = [
-        v[0].value for c in plan.clusters for s in c.site_plans for v in s.per_node.values()
+        settings(v)["gtid_domain_id"]
+        for c in plan.clusters
+        for s in c.site_plans
+        for v in s.per_node.values()
     ]
     assert node_ids == [101, 102, 103, 201, 202, 203, 301, 302, 303]
     link = plan.async_links[0]
@@ -254,7 +286,9 @@ def test_proxysql_one_writer_per_cluster_and_owner_routing() -> None:
     weights = {
         settings(r.columns)["hostname"]: settings(r.columns)["weight"] for r in proxy.servers
     }
-    assert (weights["b-db1"], weights["b-db2"]) == (1_000_000, 100_000)
+    # b-db1 writes; b-db2 serves the channels (replica of a and c, source for them): the
+    # lowest weight, a writer only when nothing else is left; b-db3 is the next writer.
+    assert (weights["b-db1"], weights["b-db2"], weights["b-db3"]) == (1_000_000, 10, 100_000)
     first, second = proxy.query_rules
     rule = settings(first.columns)
     assert (rule["destination_hostgroup"], rule["active"], first.active) == (20, 1, True)
@@ -291,7 +325,7 @@ def test_os_buffers_from_the_worst_link_bdp() -> None:
     os_settings = settings(plan.os.settings)
     buffer = int(tcp.socket_buffer_bytes_for(1000.0, 80.0))
     assert buffer == 20_000_000
-    assert os_settings["net.ipv4.tcp_slow_start_after_idle"] == 0
+    assert settings(plan.os.exact) == {"net.ipv4.tcp_slow_start_after_idle": 0}
     assert (os_settings["net.core.rmem_max"], os_settings["net.core.wmem_max"]) == (buffer, buffer)
     assert os_settings["net.ipv4.tcp_rmem"] == f"4096 131072 {buffer}"
     assert os_settings["net.ipv4.tcp_wmem"] == f"4096 16384 {buffer}"

@@ -118,7 +118,7 @@ def test_formats_select_documents_and_artifacts_always_come() -> None:
     files = render_documents(small(), formats=("adr",))
     assert "adr.md" in files and "design.md" not in files and "design.html" not in files
     assert not any(n.startswith("charts/") for n in files)
-    assert {"config/proxysql.sql", "config/sysctl-advisor.conf"} <= set(files)
+    assert {"config/proxysql.sql", "config/sysctl-advisor.sh"} <= set(files)
     assert files["adr.md"].startswith("---\nstatus: proposed\n---\n\n# Run ")
     with pytest.raises(AdvisorError) as error:
         render_documents(small(), formats=("pdf",))

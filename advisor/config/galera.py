@@ -13,6 +13,8 @@ Replication between Two MariaDB Galera Clusters"
 from __future__ import annotations
 
 __all__ = [
+    "IST_COVER_S",
+    "PROVIDER_PATHS",
     "async_server_settings",
     "garbd_plan",
     "option_text",
@@ -20,12 +22,15 @@ __all__ = [
     "provider_options",
     "server_settings",
     "site_options",
+    "site_server_settings",
+    "voters_of",
 ]
 
 import math
 import re
 from typing import TYPE_CHECKING
 
+from advisor.config import tls
 from advisor.config.model import GarbdPlan, PlanContext, Setting, Value
 from advisor.errors import AdvisorError
 from advisor.model.pipeline import send_window_for
@@ -54,6 +59,41 @@ _VENDOR_WAN_SEND_WINDOW = 512
 # socket.recv_buf_size stayed at 212,992 bytes before these releases (codership/galera#552:
 # https://github.com/mariadb-corporation/galera/issues/552).
 _AUTO_RECV_BUF_SINCE = {3: 29, 4: 5}
+# Where Debian and Ubuntu packages put the Galera 4 library: MariaDB's galera-4 package
+# installs /usr/lib/galera/libgalera_smm.so (`dpkg -S` on Debian 12's galera-4 26.4.x; MariaDB
+# docs, Configuring MariaDB Galera Cluster:
+# https://mariadb.com/kb/en/configuring-mariadb-galera-cluster/), Percona XtraDB Cluster 8.0
+# ships /usr/lib/galera4/libgalera_smm.so (PXC docs, Configure nodes for write-set
+# replication: https://docs.percona.com/percona-xtradb-cluster/8.0/configure-nodes.html),
+# Codership's galera-4 package /usr/lib/galera/libgalera_smm.so (Codership docs, Installing
+# Galera Cluster: https://galeracluster.com/library/documentation/install-mysql.html).
+# Debian's packaged my.cnf leaves wsrep_provider unset: the server then runs with
+# wsrep_provider=none, accepts writes and replicates nothing.
+PROVIDER_PATHS = {
+    "mariadb": "/usr/lib/galera/libgalera_smm.so",
+    "pxc": "/usr/lib/galera4/libgalera_smm.so",
+    "codership": "/usr/lib/galera/libgalera_smm.so",
+}
+# SST methods that copy a running donor without blocking it, per flavour: MariaDB's
+# mariabackup (MariaDB docs, Mariabackup SST Method:
+# https://mariadb.com/kb/en/mariabackup-sst-method/), Percona XtraBackup for PXC 8.0, its
+# default and only supported non-preview method (PXC docs, State snapshot transfer:
+# https://docs.percona.com/percona-xtradb-cluster/8.0/state-snapshot-transfer.html; clone is a
+# tech preview from 8.0.41) and for Codership's MySQL-wsrep 8.0 (Codership docs, State
+# Snapshot Transfers: https://galeracluster.com/library/documentation/sst.html). rsync blocks
+# the donor for the whole copy.
+_SST_METHODS = {"mariadb": "mariabackup", "pxc": "xtrabackup-v2", "codership": "xtrabackup-v2"}
+# Galera's default gcache.size, 128 MB (Galera parameters: gcache.size).
+_GCACHE_DEFAULT_BYTES = 128 * 2**20
+# The outage an incremental state transfer (IST) should cover: a node restarted for an hour's
+# maintenance, or a cut link repaired within the hour. A design assumption, stated in the
+# reason together with the hours the chosen size buys at the average and the peak rate.
+IST_COVER_S = 3600.0
+# Appliers: at least this many, so independent write sets apply in parallel from the start
+# (design choice; Codership: never more than wsrep_cert_deps_distance shows useful, Codership
+# docs, MySQL wsrep Options, wsrep_slave_threads:
+# https://galeracluster.com/library/documentation/mysql-wsrep-options.html).
+_MIN_APPLIERS = 4
 _SAFE_VALUE = re.compile(r"^[A-Za-z0-9_.:/+,@=-]*$")
 _SAFE_KEY = re.compile(r"^[A-Za-z0-9_.]+$")
 
@@ -76,6 +116,78 @@ def _galera_version(ctx: PlanContext) -> tuple[int, int] | None:
     if numbers[0] >= 25 and len(numbers) >= 3:  # wsrep API prefix: 25 = Galera 3, 26 = 4
         return numbers[1], numbers[2]
     return (numbers[0], numbers[1]) if len(numbers) >= 2 else None
+
+
+def voters_of(ctx: PlanContext, index: int) -> int:
+    """Data nodes of cluster ``index``."""
+    cluster = ctx.option.clusters[index]
+    return sum(ctx.analysis.loaded.topology.site(s).nodes for s in cluster.sites)
+
+
+def _replicated_bytes_per_s(ctx: PlanContext) -> tuple[float, float, str] | None:
+    """(average, peak) replicated bytes per second and where they come from."""
+    workload = ctx.analysis.topology.workload
+    given = workload.replicated_bytes_per_s
+    if given is not None:
+        avg = given.avg if given.avg is not None else given.design_value
+        return avg, given.design_value, "workload.replicated_bytes_per_s in topology.yaml"
+    commits = workload.commits_per_s
+    if commits is None:
+        return None
+    mean = ctx.analysis.writeset_bytes.mean_bytes
+    avg = commits.avg if commits.avg is not None else commits.design_value
+    return (
+        avg * mean,
+        commits.design_value * mean,
+        f"commits per second x the mean write set of {mean:,.0f} bytes (modelled)",
+    )
+
+
+def _size_text(size: int) -> str:
+    mb = size // 2**20
+    return f"{mb // 1024}G" if mb >= 1024 and mb % 1024 == 0 else f"{mb}M"
+
+
+def gcache_bytes(avg_bytes_per_s: float) -> int:
+    """The ring buffer that holds :data:`IST_COVER_S` of replication at the average rate:
+    a power of two megabytes up to 1 GB (never below Galera's 128 MB default), whole
+    gigabytes above.
+
+    >>> gcache_bytes(10_000) // 2**20, gcache_bytes(2_500_000) // 2**30
+    (128, 9)
+    """
+    need = avg_bytes_per_s * IST_COVER_S
+    if need > 2**30:
+        return math.ceil(need / 2**30) * 2**30
+    size = _GCACHE_DEFAULT_BYTES
+    while size < need:
+        size *= 2
+    return size
+
+
+def _gcache(ctx: PlanContext, index: int) -> list[Setting]:
+    rates = _replicated_bytes_per_s(ctx)
+    if rates is None or "gcache.size" in ctx.analysis.loaded.topology.galera.provider_options:
+        return []  # nothing to size it from, or the user's own value, kept by _kept
+    avg, peak, source = rates
+    size = gcache_bytes(avg)
+    hours_avg = size / avg / 3600.0 if avg > 0 else math.inf
+    hours_peak = size / peak / 3600.0 if peak > 0 else math.inf
+    return [
+        Setting(
+            name="gcache.size",
+            value=_size_text(size),
+            reason=(
+                f"a node away for up to {IST_COVER_S / 3600.0:g} h rejoins by incremental "
+                "state transfer (IST) from this ring buffer instead of a full copy (SST); "
+                f"{avg:,.0f} bytes/s on average ({source}) x {IST_COVER_S:,.0f} s, rounded up: "
+                f"it holds about {hours_avg:.1f} h at the average rate and "
+                f"{hours_peak:.1f} h at the peak of {peak:,.0f} bytes/s; a file of this size "
+                "in the data directory (Galera parameters: gcache.size, default 128M)"
+            )
+            + _was(ctx, "gcache.size"),
+        )
+    ]
 
 
 def site_options(ctx: PlanContext, site: str, segment: int, spans: bool) -> list[Setting]:
@@ -115,8 +227,10 @@ def provider_options(ctx: PlanContext, index: int) -> list[Setting]:
     settings: list[Setting] = []
     if len(cluster.members) > 1:
         settings += _windows(ctx, cluster) + _timeouts(ctx, cluster) + _recv_buffer(ctx, cluster)
-    voters = sum(ctx.analysis.loaded.topology.site(s).nodes for s in cluster.sites)
-    if voters > 1:
+    if voters_of(ctx, index) > 1:
+        settings += _gcache(ctx, index)
+    settings += tls.provider_options(ctx)
+    if voters_of(ctx, index) > 1:
         settings += _flow_control(ctx)
     return settings + _kept(ctx, {s.name for s in settings})
 
@@ -177,8 +291,9 @@ def _windows(ctx: PlanContext, cluster: ClusterEval) -> list[Setting]:
     ]
 
 
-def _tail_notes(ctx: PlanContext, cluster: ClusterEval) -> str:
-    """What RTT-TAIL-INSTABILITY finds on the cluster's links, for the timeouts' reason."""
+def _tail_notes(ctx: PlanContext, cluster: ClusterEval) -> list[str]:
+    """What RTT-TAIL-INSTABILITY finds on the cluster's links (the rule's own model
+    function, so the configuration and the finding agree)."""
     opts = ctx.analysis.provider_options
     limits = tail_limits(ctx.analysis.rules["RTT-TAIL-INSTABILITY"].parameters)
     notes = []
@@ -186,45 +301,19 @@ def _tail_notes(ctx: PlanContext, cluster: ClusterEval) -> str:
         _, reasons = link_tail_risk(link, opts, limits)
         if reasons:
             notes.append(f"{'-'.join(link.sites)}: {'; '.join(reasons)}")
-    return f"; RTT-TAIL-INSTABILITY found {'; '.join(notes)}" if notes else ""
+    return notes
 
 
 def _timeouts(ctx: PlanContext, cluster: ClusterEval) -> list[Setting]:
+    """The WAN recipe's timers where a tail finding asks for them, and the periods that
+    must exceed the highest RTT. Longer timers also mean a node that really died stalls
+    every commit for suspect_timeout instead of PT5S, so a clean link keeps the defaults."""
     current = ctx.analysis.provider_options
     worst = max(cluster.links, key=lambda link: float(link.rtt.quantile(1.0)))
     top_ms = float(worst.rtt.quantile(1.0))
     above_rtt_s = math.floor(top_ms / 1000.0) + 1.0  # whole seconds above the highest RTT
-    values = {k: max(v, float(current[k]), above_rtt_s) for k, v in _WAN_RECIPE_S.items()}
-    # Galera's range checks: keepalive <= suspect / 3, install within [keepalive, inactive].
-    values["evs.suspect_timeout"] = max(
-        values["evs.suspect_timeout"], 3 * values["evs.keepalive_period"]
-    )
-    if values["evs.inactive_timeout"] <= values["evs.suspect_timeout"]:
-        values["evs.inactive_timeout"] = 2 * values["evs.suspect_timeout"]
-    values["evs.install_timeout"] = min(
-        values["evs.install_timeout"], values["evs.inactive_timeout"]
-    )
-    link = f"{worst.sites[0]}-{worst.sites[1]}"
-    wan = (
-        f"the cluster spans a WAN whose highest RTT is {top_ms:.1f} ms ({link}); Codership "
-        "KB 'WAN Replication' recipe PT3S/PT30S/PT1M/PT1M rides out outages of about 30 s "
-        "instead of evicting members and running state transfers"
-    )
-    reasons = {
-        "evs.keepalive_period": f"keepalives on an idle link; {wan}",
-        "evs.suspect_timeout": (
-            "a member silent this long is suspected and dropped if all "
-            "agree; the price: commits wait this long when a node really "
-            "dies (MariaDB docs)" + _tail_notes(ctx, cluster)
-        ),
-        "evs.inactive_timeout": "declared dead without consensus; must exceed suspect_timeout",
-        "evs.install_timeout": "time to install a new view; within [keepalive_period, "
-        "inactive_timeout] (Galera's range check)",
-    }
-    settings = [
-        Setting(name=k, value=format_duration(v), reason=reasons[k] + _was(ctx, k))
-        for k, v in values.items()
-    ]
+    notes = _tail_notes(ctx, cluster)
+    settings = _tail_timeouts(ctx, notes, top_ms, above_rtt_s) if notes else []
     for key in ("evs.delay_margin", "evs.join_retrans_period"):
         if float(current[key]) * 1000.0 <= top_ms:
             settings.append(
@@ -236,6 +325,42 @@ def _timeouts(ctx: PlanContext, cluster: ClusterEval) -> list[Setting]:
                 )
             )
     return settings
+
+
+def _tail_timeouts(
+    ctx: PlanContext, notes: list[str], top_ms: float, above_rtt_s: float
+) -> list[Setting]:
+    current = ctx.analysis.provider_options
+    values = {k: max(v, float(current[k]), above_rtt_s) for k, v in _WAN_RECIPE_S.items()}
+    # Galera's range checks: keepalive <= suspect / 3, install within [keepalive, inactive].
+    values["evs.suspect_timeout"] = max(
+        values["evs.suspect_timeout"], 3 * values["evs.keepalive_period"]
+    )
+    if values["evs.inactive_timeout"] <= values["evs.suspect_timeout"]:
+        values["evs.inactive_timeout"] = 2 * values["evs.suspect_timeout"]
+    values["evs.install_timeout"] = min(
+        values["evs.install_timeout"], values["evs.inactive_timeout"]
+    )
+    wan = (
+        f"RTT-TAIL-INSTABILITY found {'; '.join(notes)}; Codership KB 'WAN Replication' "
+        "recipe PT3S/PT30S/PT1M/PT1M rides out such silences (up to about 30 s) instead of "
+        "evicting members and running state transfers"
+    )
+    reasons = {
+        "evs.keepalive_period": f"keepalives on an idle link; {wan}",
+        "evs.suspect_timeout": (
+            "a member silent this long is suspected and dropped if all agree; the price: "
+            f"commits wait up to {format_duration(values['evs.suspect_timeout'])} instead of "
+            "PT5S when a node really dies (MariaDB docs: wsrep_provider_options)"
+        ),
+        "evs.inactive_timeout": "declared dead without consensus; must exceed suspect_timeout",
+        "evs.install_timeout": "time to install a new view; within [keepalive_period, "
+        "inactive_timeout] (Galera's range check)",
+    }
+    return [
+        Setting(name=k, value=format_duration(v), reason=reasons[k] + _was(ctx, k))
+        for k, v in values.items()
+    ]
 
 
 def _recv_buffer(ctx: PlanContext, cluster: ClusterEval) -> list[Setting]:
@@ -326,7 +451,7 @@ def server_settings(
     ctx: PlanContext, index: int, label: str, address: list[str], incoming_channels: int
 ) -> list[Setting]:
     """The ``[mysqld]`` settings every node of cluster ``index`` shares."""
-    settings = []
+    settings = [_provider(ctx)]
     if ctx.flavor == "mariadb":
         settings.append(
             Setting(
@@ -359,14 +484,101 @@ def server_settings(
             reason="interleaved auto-increment locks, required by Galera's parallel apply",
         ),
     ]
+    settings += [*_sst(ctx), _appliers(ctx, index), *tls.server_settings(ctx)]
     if any(index in link.clusters for link in ctx.option.async_links):
         settings += async_server_settings(ctx, index, incoming_channels)
     return settings
 
 
+def _provider(ctx: PlanContext) -> Setting:
+    path = PROVIDER_PATHS[ctx.flavor]
+    return Setting(
+        name="wsrep_provider",
+        value=path,
+        reason=f"the Galera 4 library where {ctx.flavor} packages put it on Debian and Ubuntu; "
+        "unset, the server runs with wsrep_provider=none and replicates nothing, silently. "
+        "Find yours with `dpkg -L galera-4 | grep smm` (`rpm -ql galera-4` on RHEL, where it "
+        "is under /usr/lib64)",
+    )
+
+
+def _sst(ctx: PlanContext) -> list[Setting]:
+    method = _SST_METHODS[ctx.flavor]
+    auth = {
+        "mariadb": "no wsrep_sst_auth: mariabackup logs in over the local socket as the OS "
+        "user mysql, the account MariaDB 10.4+ creates with unix_socket authentication "
+        "(MariaDB docs, Mariabackup SST Method: Authentication and Privileges)",
+        "pxc": "no wsrep_sst_auth: PXC 8.0 makes its own SST account (PXC docs)",
+        "codership": "give wsrep_sst_auth an account with the backup privileges if the local "
+        "socket login does not have them (Codership docs: State Snapshot Transfers)",
+    }[ctx.flavor]
+    return [
+        Setting(
+            name="wsrep_sst_method",
+            value=method,
+            reason=f"a full state transfer copies a running donor without blocking it "
+            f"(rsync, the default, blocks the donor for the whole copy); needs {method} and "
+            f"socat on every node; {auth}",
+        )
+    ]
+
+
+def _appliers(ctx: PlanContext, index: int) -> Setting:
+    """Applier threads: Little's law on the peak commit rate and a lone node's commit time,
+    doubled for bursts, at least :data:`_MIN_APPLIERS`."""
+    cluster = ctx.option.clusters[index]
+    commits = ctx.analysis.topology.workload.commits_per_s
+    name = "wsrep_slave_threads" if ctx.flavor == "mariadb" else "wsrep_applier_threads"
+    spelling = (
+        "" if ctx.flavor == "mariadb" else "; wsrep_slave_threads before 8.0.26 (PXC, MySQL-wsrep)"
+    )
+    if commits is None:
+        threads = _MIN_APPLIERS
+        basis = "no commit rate in topology.yaml"
+    else:
+        busy = commits.design_value * cluster.local_commit_ms / 1000.0
+        threads = max(_MIN_APPLIERS, math.ceil(2.0 * busy))
+        basis = (
+            f"{commits.design_value:g} commits/s at peak x {cluster.local_commit_ms:g} ms "
+            f"each = {busy:.1f} write sets applying at once (Little's law), doubled for bursts"
+        )
+    return Setting(
+        name=name,
+        value=threads,
+        reason=f"threads that apply replicated write sets in parallel (default 1): {basis}, "
+        f"at least {_MIN_APPLIERS}; more than the status wsrep_cert_deps_distance shows "
+        f"brings nothing (Codership docs: wsrep_slave_threads){spelling}",
+    )
+
+
+def site_server_settings(ctx: PlanContext, site: str, spans: bool) -> list[Setting]:
+    """The SST donors of a site's nodes: their own site first (clusters over several sites)."""
+    if not spans:
+        return []
+    hosts = ctx.hosts(site)
+    if not hosts:
+        return []
+    return [
+        Setting(
+            name="wsrep_sst_donor",
+            value=",".join(hosts) + ",",
+            reason=f"a node that needs a full copy takes it from a node of its own site "
+            f"({site}), never across the WAN while one is up; the trailing comma lets any "
+            "other node donate when none is (names are wsrep_node_name; MariaDB docs: "
+            "wsrep_sst_donor)",
+        )
+    ]
+
+
 def async_server_settings(ctx: PlanContext, index: int, incoming: int) -> list[Setting]:
     """Binary log and GTID settings of a cluster linked asynchronously (sources: module doc)."""
     cluster_id = index + 1
+    events = Setting(
+        name="event_scheduler",
+        value="ON",
+        reason="runs the heartbeat event of config/heartbeat-<cluster>.sql, which the other "
+        "clusters read as the channel's lag (MariaDB and MySQL default OFF)",
+    )
     server_id = Setting(
         name="server_id",
         value=cluster_id,
@@ -377,6 +589,7 @@ def async_server_settings(ctx: PlanContext, index: int, incoming: int) -> list[S
     if ctx.flavor == "mariadb":
         settings = [
             server_id,
+            events,
             Setting(
                 name="log_bin",
                 value="mariadb-bin",
@@ -413,6 +626,7 @@ def async_server_settings(ctx: PlanContext, index: int, incoming: int) -> list[S
         return settings
     return [
         server_id,
+        events,
         Setting(
             name="log_bin",
             value="binlog",
@@ -440,12 +654,25 @@ def async_server_settings(ctx: PlanContext, index: int, incoming: int) -> list[S
 
 
 def per_node_settings(ctx: PlanContext, index: int, address: list[str]) -> dict[str, list[Setting]]:
-    """Settings that differ between the nodes of cluster ``index``: MariaDB gtid_domain_id."""
+    """Settings that differ between the nodes of cluster ``index``: wsrep_node_name, and on
+    MariaDB clusters linked asynchronously gtid_domain_id."""
     linked = any(index in link.clusters for link in ctx.option.async_links)
-    if ctx.flavor != "mariadb" or not linked:
-        return {}
-    return {
+    names = {
         host: [
+            Setting(
+                name="wsrep_node_name",
+                value=host,
+                reason="the node's name in the cluster, the SST donor lists and the heartbeat "
+                "table (placeholder: the host name)",
+            )
+        ]
+        for host in address
+    }
+    if ctx.flavor != "mariadb" or not linked:
+        return names
+    return {
+        host: names[host]
+        + [
             Setting(
                 name="gtid_domain_id",
                 value=100 * (index + 1) + n,
@@ -475,7 +702,8 @@ def garbd_plan(
             value=segment,
             reason=f"the arbitrator's own segment at {site} (Galera parameters: gmcast.segment)",
         ),
-        *(o for o in common if not o.name.startswith("repl.")),
+        *(o for o in common if not o.name.startswith(("repl.", "gcache.", "socket.ssl"))),
+        *tls.garbd_options(ctx),
     ]
     text = "; ".join(f"{o.name}={option_text(o.value)}" for o in options)
     settings = [
@@ -493,8 +721,9 @@ def garbd_plan(
         Setting(
             name="GALERA_OPTIONS",
             value=text,
-            reason="the nodes' provider options except repl.* (garbd accepts every other "
-            "one), with the arbitrator's own segment (Galera docs: Galera Arbitrator)",
+            reason="the nodes' provider options except repl.* and gcache.* (garbd keeps no "
+            "state to transfer), with the arbitrator's own segment and TLS files (Galera docs: "
+            "Galera Arbitrator)",
         ),
     ]
     why = (

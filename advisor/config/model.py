@@ -10,16 +10,22 @@ from __future__ import annotations
 __all__ = [
     "AsyncChannel",
     "AsyncLinkPlan",
+    "CertificatePlan",
     "ClusterPlan",
     "ConfigPlan",
+    "ExpectationsPlan",
+    "FailoverFiles",
     "Flavor",
     "GarbdPlan",
+    "HeartbeatFile",
+    "HeartbeatPlan",
     "OsPlan",
     "PlanContext",
     "ProxySQLPlan",
     "Row",
     "Setting",
     "SitePlan",
+    "TransferTime",
     "cluster_labels",
     "hosts",
     "short_name",
@@ -73,6 +79,7 @@ class SitePlan(_Plan):
     file: str
     provider_options: list[Setting]  # the whole wsrep_provider_options of this site's nodes
     per_node: dict[str, list[Setting]] = {}  # host -> settings that differ between nodes
+    server: list[Setting] = []  # [mysqld] settings of this site only (the SST donors)
 
 
 class GarbdPlan(_Plan):
@@ -132,8 +139,94 @@ class ProxySQLPlan(_Plan):
 
 class OsPlan(_Plan):
     file: str
-    settings: list[Setting]
+    settings: list[Setting]  # minimums: a host already higher keeps its value
+    exact: list[Setting] = []  # switches set to this value (tcp_slow_start_after_idle)
     notes: list[str]
+    conf_path: str = "/etc/sysctl.d/90-advisor.conf"
+
+
+class CertificatePlan(_Plan):
+    """The CA and a certificate per host, made by ``file`` (a shell script)."""
+
+    file: str
+    ssl_dir: str
+    ca_cert: str
+    server_cert: str
+    server_key: str
+    days: int
+    hosts: list[str]
+
+
+class HeartbeatFile(_Plan):
+    """The heartbeat event of one cluster, named after its server_id so that the events of
+    two clusters never meet (a replicated event is disabled on the replica)."""
+
+    cluster: str
+    server_id: int
+    event: str
+    file: str
+
+
+class HeartbeatPlan(_Plan):
+    """A row per node written every ``interval_ms``, read on the other clusters as lag."""
+
+    files: list[HeartbeatFile]
+    interval_ms: int
+    writes_per_event: int  # the event runs every second and writes this many times
+    expected_ms: dict[str, float]  # channel name -> modelled p99 lag + one interval [ms]
+    variant: Literal["mariadb", "mysql"]
+
+
+class FailoverFiles(_Plan):
+    """Moving the writes of cluster ``lost`` to cluster ``taker``, and back."""
+
+    lost: str
+    taker: str
+    events: list[str]  # the single failures this failover answers
+    rpo_ms: float  # commits at risk: the channel's modelled p99 lag
+    rto_s: float  # detection + promotion + drain, with this plan's health checks
+    detection_s: float
+    promotion_s: float
+    channel: str  # the channel on the taker that replicates from the lost cluster
+    replica_host: str  # the taker's node that runs it
+    back_channel: str | None  # the channel on the lost cluster that replicates from the taker
+    back_replica_host: str | None
+    lost_hosts: list[str]
+    lost_hostgroups: dict[str, int]
+    taker_hostgroups: dict[str, int]
+    taker_writer_host: str
+    lost_rule_ids: list[int]  # the query rules that route the lost cluster's rows
+    lost_domain_id: int  # the lost cluster's GTID domain (MariaDB wsrep_gtid_domain_id)
+    healthcheck_timeout_ms: float
+    drain_s: int  # how long the promotion lets the relay log drain
+    variant: Literal["mariadb", "mysql"]
+    promote_file: str  # MySQL client, on replica_host
+    proxysql_file: str  # ProxySQL admin, on every ProxySQL
+    fence_file: str  # MySQL client, on every node of the lost cluster when it is back
+    return_file: str  # ProxySQL admin, when the lost cluster has caught up
+
+
+class TransferTime(_Plan):
+    """A full state transfer (or a replica's seeding) of the dataset over one WAN link."""
+
+    sites: tuple[str, str]
+    purpose: str  # "SST between segments of cluster x" or "seeding a replica of ..."
+    bandwidth_mbps: float
+    rtt_p99_ms: float
+    rate_mbps: float  # what one TCP stream gets: bandwidth, or the window over the RTT
+    seconds: float | None  # None without a dataset size
+
+
+class ExpectationsPlan(_Plan):
+    """What a DBA asks of such a design beyond the settings: state-transfer times, causal
+    reads, streaming replication, read-your-writes across asynchronous links."""
+
+    dataset_bytes: float | None
+    transfers: list[TransferTime]
+    causal_read_ms: dict[str, float]  # cluster -> what wsrep_sync_wait adds to a read, p50
+    fragment_bytes: int | None  # wsrep_trx_fragment_size to advise, None when not needed
+    fragment_note: str
+    read_your_writes: list[str]
 
 
 class ConfigPlan(_Plan):
@@ -145,12 +238,29 @@ class ConfigPlan(_Plan):
     proxysql: ProxySQLPlan
     async_links: list[AsyncLinkPlan]
     os: OsPlan
+    certificates: CertificatePlan
+    heartbeat: HeartbeatPlan | None = None
+    failovers: list[FailoverFiles] = []
+    kept_by_quorum: list[str] = []  # single failures a cluster rides out by itself
+    unsurvived: list[str] = []  # single failures after which nobody takes the writes
+    expectations: ExpectationsPlan | None = None
 
     def files(self) -> list[str]:
         """Every artifact file the plan describes, in a stable order."""
         names = [s.file for c in self.clusters for s in c.site_plans]
+        names += [
+            f"config/nodes/{safe_name(h)}.cnf"
+            for c in self.clusters
+            for s in c.site_plans
+            for h in s.per_node
+        ]
         names += [c.garbd.file for c in self.clusters if c.garbd]
         names += [self.proxysql.file, *(a.file for a in self.async_links), self.os.file]
+        names.append(self.certificates.file)
+        if self.heartbeat is not None:
+            names += [f.file for f in self.heartbeat.files]
+        for f in self.failovers:
+            names += [f.promote_file, f.proxysql_file, f.fence_file, f.return_file]
         return names
 
 
@@ -178,6 +288,12 @@ class PlanContext:
     def hosts(self, site: str) -> list[str]:
         return hosts(site, self.analysis.loaded.topology.site(site).nodes)
 
+    def writer_host(self, index: int) -> str:
+        """The node ProxySQL weights as cluster ``index``'s writer: the first of its writer
+        site ("" for a cluster without data nodes there)."""
+        hosts = self.hosts(self.writer_sites[index])
+        return hosts[0] if hosts else ""
+
 
 def short_name(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, a checksum keeping cut names distinct."""
@@ -193,7 +309,6 @@ def cluster_labels(groups: Sequence[Sequence[str]]) -> list[str]:
     proposed = {tuple(group): short_name("_".join(group), 48) for group in groups}
     labels = distinct_names(proposed, fold=lambda label: safe_name(label).casefold())
     return [labels[tuple(group)] for group in groups]
-
 
 
 def hosts(site: str, nodes: int) -> list[str]:

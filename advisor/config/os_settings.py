@@ -37,7 +37,8 @@ def os_plan(ctx: PlanContext) -> OsPlan:
     for a in ctx.option.async_links:
         link = ctx.analysis.link(*a.sites)
         carried[frozenset(link.sites)] = link
-    settings = [_slow_start(ctx, list(carried.values()))]
+    exact = [_slow_start(ctx, list(carried.values()))]
+    settings: list[Setting] = []
     if carried:
         worst = max(
             carried.values(),
@@ -77,16 +78,19 @@ def os_plan(ctx: PlanContext) -> OsPlan:
                     name=name,
                     value=f"{low} {mid} {max(buffer, high)}",
                     reason=f"autotuned {kind} buffers grow up to the third value: {buffer:,} bytes "
-                    f"needed; the Linux default {high:,} is kept when larger, the minimum "
-                    "and default too",
+                    f"needed; Linux's defaults ({low} {mid} {high}) where larger",
                 )
             )
     return OsPlan(
-        file="config/sysctl-advisor.conf",
+        file="config/sysctl-advisor.sh",
         settings=settings,
+        exact=exact,
         notes=[
-            "Install as /etc/sysctl.d/90-advisor.conf on every Galera node, garbd host and "
-            "ProxySQL host, then run sysctl --system."
+            "Run as root on every Galera node, garbd host and ProxySQL host: it writes "
+            "/etc/sysctl.d/90-advisor.conf (or the file given as first argument) with, for "
+            "each value, the larger of the host's current one and the minimum below, so a "
+            "host tuned higher keeps its tuning, then loads it (unless the second argument "
+            "is --no-load)."
         ],
     )
 

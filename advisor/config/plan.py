@@ -33,7 +33,7 @@ __all__ = [
 
 from typing import TYPE_CHECKING
 
-from advisor.config import galera, os_settings, proxysql, replication
+from advisor.config import expectations, failover, galera, os_settings, proxysql, replication, tls
 from advisor.config.model import (
     AsyncChannel,
     AsyncLinkPlan,
@@ -96,18 +96,29 @@ def plan_configuration(analysis: Analysis, option: Option | str | None = None) -
     ]
     topology = analysis.loaded.topology
     example = next((s.hosts[0] for c in clusters for s in c.site_plans if s.hosts), "db1")
+    proxy = proxysql.proxysql_plan(ctx, clusters, replication.channel_hosts(async_links))
+    os_plan = os_settings.os_plan(ctx)
+    kept, unsurvived = failover.survival_events(ctx)
     return ConfigPlan(
         topology=topology.name,
         architecture=chosen.architecture,
         flavor=ctx.flavor,
         placeholder_note=(
-            f"Host names such as {example} are placeholders made from site "
-            "names, and <password> marks a secret to choose: replace both."
+            f"Host names such as {example} are placeholders made from site names; "
+            f"secrets are placeholders too: {replication.REPL_PASSWORD} (the replication "
+            f"account), {proxysql.MONITOR_PASSWORD} (ProxySQL's monitor), "
+            f"{proxysql.APP_PASSWORD} (the application): replace each in every file."
         ),
         clusters=clusters,
-        proxysql=proxysql.proxysql_plan(ctx, clusters),
+        proxysql=proxy,
         async_links=async_links,
-        os=os_settings.os_plan(ctx),
+        os=os_plan,
+        certificates=tls.certificate_plan(clusters),
+        heartbeat=failover.heartbeat_plan(ctx, async_links),
+        failovers=failover.failover_files(ctx, clusters, async_links, proxy),
+        kept_by_quorum=kept,
+        unsurvived=unsurvived,
+        expectations=expectations.expectations_plan(ctx, os_plan),
     )
 
 
@@ -153,6 +164,7 @@ def _cluster(ctx: PlanContext, index: int, incoming: int, garbd_count: int) -> C
             file=files[(label, site)],
             provider_options=galera.site_options(ctx, site, segments[site], spans) + common,
             per_node={h: per_node[h] for h in hosts[site] if h in per_node},
+            server=galera.site_server_settings(ctx, site, spans),
         )
         for site in cluster.sites
     ]
@@ -169,7 +181,7 @@ def _cluster(ctx: PlanContext, index: int, incoming: int, garbd_count: int) -> C
         sites=list(cluster.sites),
         spans_sites=spans,
         writer_site=writer,
-        writer_host=hosts[writer][0] if hosts.get(writer) else "",
+        writer_host=ctx.writer_host(index),
         server=galera.server_settings(ctx, index, label, address, incoming),
         provider_options=common,
         site_plans=sites,

@@ -9,7 +9,7 @@ https://github.com/sysown/proxysql.
 
 from __future__ import annotations
 
-__all__ = ["hostgroups", "proxysql_plan"]
+__all__ = ["APP_PASSWORD", "MONITOR_PASSWORD", "hostgroups", "proxysql_plan"]
 
 import math
 import re
@@ -32,6 +32,11 @@ if TYPE_CHECKING:
 _WRITER_WEIGHT = 1_000_000
 _SAME_SITE_WEIGHT = 100_000
 _OTHER_WEIGHT = 1_000
+# A node that serves an asynchronous channel: the writer only when nothing else is left.
+_CHANNEL_WEIGHT = 10
+# Secrets: placeholders, the same in every file that needs them.
+MONITOR_PASSWORD = "<monitor-password>"
+APP_PASSWORD = "<app-password>"
 # ProxySQL's mysql-monitor_galera_healthcheck_timeout default [ms] (MySQL_Thread.cpp).
 _HEALTHCHECK_TIMEOUT_MS = 800
 # A health check on a new connection: TCP handshake, MySQL handshake and login, the query.
@@ -52,13 +57,16 @@ def _col(name: str, value: str | int, reason: str) -> Setting:
     return Setting(name=name, value=value, reason=reason)
 
 
-def proxysql_plan(ctx: PlanContext, clusters: list[ClusterPlan]) -> ProxySQLPlan:
-    """mysql_servers, mysql_galera_hostgroups, query rules, users and monitor settings."""
+def proxysql_plan(
+    ctx: PlanContext, clusters: list[ClusterPlan], channel_hosts: set[str]
+) -> ProxySQLPlan:
+    """mysql_servers, mysql_galera_hostgroups, query rules, users and monitor settings;
+    ``channel_hosts`` serve asynchronous channels and get the lowest writer weight."""
     servers, groups = [], []
     for plan in clusters:
         for site in plan.sites:
             for host in ctx.hosts(site):
-                servers.append(_server_row(plan, site, host))
+                servers.append(_server_row(plan, site, host, channel_hosts))
         groups.append(_galera_row(plan))
     return ProxySQLPlan(
         file="config/proxysql.sql",
@@ -76,9 +84,15 @@ def proxysql_plan(ctx: PlanContext, clusters: list[ClusterPlan]) -> ProxySQLPlan
     )
 
 
-def _server_row(plan: ClusterPlan, site: str, host: str) -> Row:
+def _server_row(plan: ClusterPlan, site: str, host: str, channel_hosts: set[str]) -> Row:
     if host == plan.writer_host:
         weight, why = _WRITER_WEIGHT, "the cluster's one writer: the highest weight wins"
+    elif host in channel_hosts:
+        weight, why = (
+            _CHANNEL_WEIGHT,
+            "serves an asynchronous channel (config/async-replication-*.sql): a writer only "
+            "when no other node is left",
+        )
     elif site == plan.writer_site:
         weight, why = _SAME_SITE_WEIGHT, "next writer if the writer fails: same site"
     else:
@@ -216,7 +230,7 @@ def _users(ctx: PlanContext, clusters: list[ClusterPlan]) -> list[Row]:
             Row(
                 columns=[
                     _col("username", "app", "placeholder: the application's account"),
-                    _col("password", "<password>", "placeholder"),
+                    _col("password", APP_PASSWORD, "placeholder: the application's secret"),
                     _col(
                         "default_hostgroup",
                         plan.hostgroups["writer"],
@@ -227,6 +241,12 @@ def _users(ctx: PlanContext, clusters: list[ClusterPlan]) -> list[Row]:
                         1,
                         "a transaction stays on one hostgroup: query "
                         "rules route a transaction by its first statement",
+                    ),
+                    _col(
+                        "comment",
+                        plan.name,
+                        "the cluster these applications write to: a failover's return "
+                        "finds them by it",
                     ),
                 ],
                 reason=f"on the ProxySQL instances at {sites}",
@@ -267,6 +287,10 @@ def _monitor_variables(ctx: PlanContext) -> list[Setting]:
             value="monitor",
             reason="placeholder: the account ProxySQL's monitor logs in with",
         ),
-        Setting(name="mysql-monitor_password", value="<password>", reason="placeholder"),
+        Setting(
+            name="mysql-monitor_password",
+            value=MONITOR_PASSWORD,
+            reason="placeholder: the monitor account's secret",
+        ),
         Setting(name="mysql-monitor_galera_healthcheck_timeout", value=timeout, reason=why),
     ]

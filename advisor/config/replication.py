@@ -11,7 +11,7 @@ and MySQL asynchronous connection failover
 
 from __future__ import annotations
 
-__all__ = ["Variant", "async_links"]
+__all__ = ["REPL_PASSWORD", "Variant", "async_links", "channel_hosts"]
 
 from typing import TYPE_CHECKING, Literal
 
@@ -22,12 +22,15 @@ from advisor.config.model import (
     Setting,
     short_name,
 )
+from advisor.config.tls import CA_CERT
 from advisor.safe_write import joined_names
 
 if TYPE_CHECKING:
     pass
 
 Variant = Literal["mariadb", "mysql"]
+# The replication account's secret: a placeholder, the same in every file that needs it.
+REPL_PASSWORD = "<repl-password>"
 
 
 def async_links(ctx: PlanContext) -> list[AsyncLinkPlan]:
@@ -60,10 +63,18 @@ def async_links(ctx: PlanContext) -> list[AsyncLinkPlan]:
 
 
 def _node_away_from_writer(ctx: PlanContext, cluster: int, site: str) -> str:
-    """A node at ``site`` other than the ProxySQL writer, when the site has one."""
-    hosts = ctx.hosts(site)
-    writer = ctx.writer_sites[cluster] == site
-    return hosts[1] if writer and len(hosts) > 1 else hosts[0]
+    """A node at ``site`` other than the ProxySQL writer; else one at another site of the
+    cluster; the writer itself only in a one-node cluster. ProxySQL gives the node it
+    returns the lowest writer weight (advisor.config.proxysql), so it stays off writes."""
+    writer = ctx.writer_host(cluster)
+    here = [h for h in ctx.hosts(site) if h != writer]
+    elsewhere = [h for s in ctx.option.clusters[cluster].sites for h in ctx.hosts(s) if h != writer]
+    return (here or elsewhere or [writer])[0]
+
+
+def channel_hosts(links: list[AsyncLinkPlan]) -> set[str]:
+    """Every node that serves an asynchronous channel, as source or as replica."""
+    return {h for link in links for c in link.channels for h in (c.source_host, c.replica_host)}
 
 
 def _channel(
@@ -81,8 +92,19 @@ def _channel(
         ("HOST", source, host_why),
         ("PORT", 3306, "the MySQL port of the source node"),
         ("USER", "repl", "the replication account of step 1"),
-        ("PASSWORD", "<password>", "placeholder: the replication account's secret"),
-        ("SSL", 1, "the channel crosses a WAN: encrypt it"),
+        ("PASSWORD", REPL_PASSWORD, "placeholder: the replication account's secret"),
+        ("SSL", 1, "the channel crosses a WAN: encrypt it (the account has REQUIRE SSL)"),
+        (
+            "SSL_CA",
+            CA_CERT,
+            "the CA of make-certificates.sh, which signed the source's certificate",
+        ),
+        (
+            "SSL_VERIFY_SERVER_CERT",
+            1,
+            "check that the source's certificate names MASTER_HOST: no one in the path can "
+            "pose as the source",
+        ),
     ]
     if variant == "mariadb":
         options = [Setting(name=f"MASTER_{k}", value=v, reason=r) for k, v, r in login]
@@ -152,7 +174,7 @@ def _replication_user(variant: Variant) -> list[Setting]:
     privilege = "REPLICATION SLAVE"
     return [
         Setting(name="user", value="repl", reason="the account the replicas log in with"),
-        Setting(name="password", value="<password>", reason="placeholder: choose a secret"),
+        Setting(name="password", value=REPL_PASSWORD, reason="placeholder: choose a secret"),
         Setting(
             name="privilege",
             value=privilege,

@@ -106,6 +106,8 @@ def _check_distinct(names: Sequence[str]) -> None:
 
 
 def _artifacts(env: Any, context: dict[str, Any]) -> dict[str, str]:
+    from advisor.safe_write import safe_name
+
     plan = context["plan"]
     base = {"plan": plan, "topology": context["topology"]}
     files = {}
@@ -114,6 +116,12 @@ def _artifacts(env: Any, context: dict[str, Any]) -> dict[str, str]:
             files[site.file] = render_template(
                 env, "config/galera.cnf.j2", {**base, "cluster": cluster, "site": site}
             )
+            for host, settings in site.per_node.items():
+                files[f"config/nodes/{safe_name(host)}.cnf"] = render_template(
+                    env,
+                    "config/node.cnf.j2",
+                    {**base, "cluster": cluster, "site": site, "host": host, "settings": settings},
+                )
         if cluster.garbd is not None:
             files[cluster.garbd.file] = render_template(
                 env, "config/garbd.conf.j2", {**base, "cluster": cluster}
@@ -123,7 +131,21 @@ def _artifacts(env: Any, context: dict[str, Any]) -> dict[str, str]:
         files[link.file] = render_template(
             env, "config/async-replication.sql.j2", {**base, "link": link}
         )
-    files[plan.os.file] = render_template(env, "config/sysctl.conf.j2", base)
+    files[plan.os.file] = render_template(env, "config/sysctl.sh.j2", base)
+    files[plan.certificates.file] = render_template(env, "config/make-certificates.sh.j2", base)
+    if plan.heartbeat is not None:
+        for beat in plan.heartbeat.files:
+            files[beat.file] = render_template(
+                env, "config/heartbeat.sql.j2", {**base, "beat": beat}
+            )
+    for f in plan.failovers:
+        for name, template in (
+            (f.promote_file, "config/failover-promote.sql.j2"),
+            (f.proxysql_file, "config/failover-proxysql.sql.j2"),
+            (f.fence_file, "config/failover-fence.sql.j2"),
+            (f.return_file, "config/failover-return.sql.j2"),
+        ):
+            files[name] = render_template(env, template, {**base, "f": f})
     return files
 
 

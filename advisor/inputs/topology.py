@@ -374,6 +374,9 @@ class Workload(_Model):
     # InnoDB flush). Default 1.0 ms, from this project's lab (the ``notes`` of
     # benchmarks/calibration/lab-galera.yaml).
     local_commit_ms: Annotated[float, Field(ge=0.001, le=1e6)] | None = None
+    # Extension: the data a node holds [bytes], for the state-transfer times of the design
+    # document (a full copy over each WAN link). Optional.
+    dataset_bytes: Annotated[float, Field(ge=0, le=1e16)] | None = None
 
     _writeset_as_peak = field_validator("writeset_bytes", mode="before")(
         lambda value: _peak_from_number(value)

@@ -1,7 +1,8 @@
 -- config/proxysql.sql
 -- ProxySQL in front of the Galera clusters of topology "paris-frankfurt" (grouped_clusters).
--- Host names such as paris-1-db1 are placeholders made from site names, and <password> marks a
---   secret to choose: replace both.
+-- Host names such as paris-1-db1 are placeholders made from site names; secrets are placeholders
+--   too: <repl-password> (the replication account), <monitor-password> (ProxySQL's monitor),
+--   <app-password> (the application): replace each in every file.
 -- Run this on the admin interface of every ProxySQL instance (one or a pair at each site with
 --   applications); only mysql_users differs between sites.
 -- Create the monitor account on every cluster (USAGE is enough): ProxySQL reads
@@ -21,12 +22,15 @@
 INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
   VALUES (10, 'paris-1-db1', 3306, 1000000, 'paris-1_paris-2 @ paris-1');
 -- node of cluster paris-1_paris-2 at site paris-1
+--   weight = 10: serves an asynchronous channel (config/async-replication-*.sql): a writer only
+--     when no other node is left (ProxySQL orders writers by weight, then hostname, ProxySQL docs:
+--     mysql_galera_hostgroups; Percona proxysql-admin uses 1,000,000 against 1,000)
+INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
+  VALUES (10, 'paris-1-db2', 3306, 10, 'paris-1_paris-2 @ paris-1');
+-- node of cluster paris-1_paris-2 at site paris-1
 --   weight = 100000: next writer if the writer fails: same site (ProxySQL orders writers by
 --     weight, then hostname, ProxySQL docs: mysql_galera_hostgroups; Percona proxysql-admin uses
 --     1,000,000 against 1,000)
-INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
-  VALUES (10, 'paris-1-db2', 3306, 100000, 'paris-1_paris-2 @ paris-1');
--- node of cluster paris-1_paris-2 at site paris-1
 INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
   VALUES (10, 'paris-1-db3', 3306, 100000, 'paris-1_paris-2 @ paris-1');
 -- node of cluster paris-1_paris-2 at site paris-2
@@ -48,7 +52,7 @@ INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
   VALUES (20, 'frankfurt-db1', 3306, 1000000, 'frankfurt @ frankfurt');
 -- node of cluster frankfurt at site frankfurt
 INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
-  VALUES (20, 'frankfurt-db2', 3306, 100000, 'frankfurt @ frankfurt');
+  VALUES (20, 'frankfurt-db2', 3306, 10, 'frankfurt @ frankfurt');
 -- node of cluster frankfurt at site frankfurt
 INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
   VALUES (20, 'frankfurt-db3', 3306, 100000, 'frankfurt @ frankfurt');
@@ -100,23 +104,25 @@ INSERT INTO mysql_query_rules (rule_id, active, match_pattern, re_modifiers, des
 -- on the ProxySQL instances at paris-1, paris-2 (commented out: adapt it, then remove the
 --   leading --)
 --   username = app: placeholder: the application's account
---   password = <password>: placeholder
+--   password = <app-password>: placeholder: the application's secret
 --   default_hostgroup = 10: applications at paris-1, paris-2 write to their own cluster,
 --     paris-1_paris-2
 --   transaction_persistent = 1: a transaction stays on one hostgroup: query rules route a
 --     transaction by its first statement
--- INSERT INTO mysql_users (username, password, default_hostgroup, transaction_persistent)
---   VALUES ('app', '<password>', 10, 1);
+--   comment = paris-1_paris-2: the cluster these applications write to: a failover's return
+--     finds them by it
+-- INSERT INTO mysql_users (username, password, default_hostgroup, transaction_persistent, comment)
+--   VALUES ('app', '<app-password>', 10, 1, 'paris-1_paris-2');
 -- on the ProxySQL instances at frankfurt (commented out: adapt it, then remove the leading --)
 --   default_hostgroup = 20: applications at frankfurt write to their own cluster, frankfurt
--- INSERT INTO mysql_users (username, password, default_hostgroup, transaction_persistent)
---   VALUES ('app', '<password>', 20, 1);
+-- INSERT INTO mysql_users (username, password, default_hostgroup, transaction_persistent, comment)
+--   VALUES ('app', '<app-password>', 20, 1, 'frankfurt');
 
 -- Monitor settings.
 -- placeholder: the account ProxySQL's monitor logs in with
 UPDATE global_variables SET variable_value = 'monitor' WHERE variable_name = 'mysql-monitor_username';
--- placeholder
-UPDATE global_variables SET variable_value = '<password>' WHERE variable_name = 'mysql-monitor_password';
+-- placeholder: the monitor account's secret
+UPDATE global_variables SET variable_value = '<monitor-password>' WHERE variable_name = 'mysql-monitor_password';
 -- ProxySQL's default 800 ms kept: a check on a new connection costs about 4 round trips, 265 ms
 --   at the highest RTT from a ProxySQL site to a node (paris-1-frankfurt, 66.2 ms)
 UPDATE global_variables SET variable_value = '800' WHERE variable_name = 'mysql-monitor_galera_healthcheck_timeout';

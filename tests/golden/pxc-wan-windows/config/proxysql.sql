@@ -1,7 +1,8 @@
 -- config/proxysql.sql
 -- ProxySQL in front of the Galera clusters of topology "pxc-wan-windows" (single_cluster).
--- Host names such as dc-a-db1 are placeholders made from site names, and <password> marks a
---   secret to choose: replace both.
+-- Host names such as dc-a-db1 are placeholders made from site names; secrets are placeholders
+--   too: <repl-password> (the replication account), <monitor-password> (ProxySQL's monitor),
+--   <app-password> (the application): replace each in every file.
 -- Run this on the admin interface of every ProxySQL instance (one or a pair at each site with
 --   applications); only mysql_users differs between sites.
 -- Create the monitor account on every cluster (USAGE is enough): ProxySQL reads
@@ -53,18 +54,20 @@ INSERT INTO mysql_galera_hostgroups (writer_hostgroup, backup_writer_hostgroup, 
 -- Application users: ProxySQL sends each user's statements to its default hostgroup.
 -- on the ProxySQL instances at dc-a
 --   username = app: placeholder: the application's account
---   password = <password>: placeholder
+--   password = <app-password>: placeholder: the application's secret
 --   default_hostgroup = 10: applications at dc-a write to their own cluster, dc-a_dc-b_dc-c
 --   transaction_persistent = 1: a transaction stays on one hostgroup: query rules route a
 --     transaction by its first statement
-INSERT INTO mysql_users (username, password, default_hostgroup, transaction_persistent)
-  VALUES ('app', '<password>', 10, 1);
+--   comment = dc-a_dc-b_dc-c: the cluster these applications write to: a failover's return finds
+--     them by it
+INSERT INTO mysql_users (username, password, default_hostgroup, transaction_persistent, comment)
+  VALUES ('app', '<app-password>', 10, 1, 'dc-a_dc-b_dc-c');
 
 -- Monitor settings.
 -- placeholder: the account ProxySQL's monitor logs in with
 UPDATE global_variables SET variable_value = 'monitor' WHERE variable_name = 'mysql-monitor_username';
--- placeholder
-UPDATE global_variables SET variable_value = '<password>' WHERE variable_name = 'mysql-monitor_password';
+-- placeholder: the monitor account's secret
+UPDATE global_variables SET variable_value = '<monitor-password>' WHERE variable_name = 'mysql-monitor_password';
 -- ProxySQL's default 800 ms kept: a check on a new connection costs about 4 round trips, 29 ms
 --   at the highest RTT from a ProxySQL site to a node (dc-a-dc-c, 7.3 ms)
 UPDATE global_variables SET variable_value = '800' WHERE variable_name = 'mysql-monitor_galera_healthcheck_timeout';

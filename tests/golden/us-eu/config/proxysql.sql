@@ -1,7 +1,8 @@
 -- config/proxysql.sql
 -- ProxySQL in front of the Galera clusters of topology "us-eu" (per_site_clusters).
--- Host names such as virginia-db1 are placeholders made from site names, and <password> marks a
---   secret to choose: replace both.
+-- Host names such as virginia-db1 are placeholders made from site names; secrets are
+--   placeholders too: <repl-password> (the replication account), <monitor-password> (ProxySQL's
+--   monitor), <app-password> (the application): replace each in every file.
 -- Run this on the admin interface of every ProxySQL instance (one or a pair at each site with
 --   applications); only mysql_users differs between sites.
 -- Create the monitor account on every cluster (USAGE is enough): ProxySQL reads
@@ -21,12 +22,15 @@
 INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
   VALUES (10, 'virginia-db1', 3306, 1000000, 'virginia @ virginia');
 -- node of cluster virginia at site virginia
+--   weight = 10: serves an asynchronous channel (config/async-replication-*.sql): a writer only
+--     when no other node is left (ProxySQL orders writers by weight, then hostname, ProxySQL docs:
+--     mysql_galera_hostgroups; Percona proxysql-admin uses 1,000,000 against 1,000)
+INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
+  VALUES (10, 'virginia-db2', 3306, 10, 'virginia @ virginia');
+-- node of cluster virginia at site virginia
 --   weight = 100000: next writer if the writer fails: same site (ProxySQL orders writers by
 --     weight, then hostname, ProxySQL docs: mysql_galera_hostgroups; Percona proxysql-admin uses
 --     1,000,000 against 1,000)
-INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
-  VALUES (10, 'virginia-db2', 3306, 100000, 'virginia @ virginia');
--- node of cluster virginia at site virginia
 INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
   VALUES (10, 'virginia-db3', 3306, 100000, 'virginia @ virginia');
 -- node of cluster dublin at site dublin
@@ -36,7 +40,7 @@ INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
   VALUES (20, 'dublin-db1', 3306, 1000000, 'dublin @ dublin');
 -- node of cluster dublin at site dublin
 INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
-  VALUES (20, 'dublin-db2', 3306, 100000, 'dublin @ dublin');
+  VALUES (20, 'dublin-db2', 3306, 10, 'dublin @ dublin');
 -- node of cluster dublin at site dublin
 INSERT INTO mysql_servers (hostgroup_id, hostname, port, weight, comment)
   VALUES (20, 'dublin-db3', 3306, 100000, 'dublin @ dublin');
@@ -86,22 +90,24 @@ INSERT INTO mysql_galera_hostgroups (writer_hostgroup, backup_writer_hostgroup, 
 -- Application users: ProxySQL sends each user's statements to its default hostgroup.
 -- on the ProxySQL instances at virginia (commented out: adapt it, then remove the leading --)
 --   username = app: placeholder: the application's account
---   password = <password>: placeholder
+--   password = <app-password>: placeholder: the application's secret
 --   default_hostgroup = 10: applications at virginia write to their own cluster, virginia
 --   transaction_persistent = 1: a transaction stays on one hostgroup: query rules route a
 --     transaction by its first statement
--- INSERT INTO mysql_users (username, password, default_hostgroup, transaction_persistent)
---   VALUES ('app', '<password>', 10, 1);
+--   comment = virginia: the cluster these applications write to: a failover's return finds them
+--     by it
+-- INSERT INTO mysql_users (username, password, default_hostgroup, transaction_persistent, comment)
+--   VALUES ('app', '<app-password>', 10, 1, 'virginia');
 -- on the ProxySQL instances at dublin (commented out: adapt it, then remove the leading --)
 --   default_hostgroup = 20: applications at dublin write to their own cluster, dublin
--- INSERT INTO mysql_users (username, password, default_hostgroup, transaction_persistent)
---   VALUES ('app', '<password>', 20, 1);
+-- INSERT INTO mysql_users (username, password, default_hostgroup, transaction_persistent, comment)
+--   VALUES ('app', '<app-password>', 20, 1, 'dublin');
 
 -- Monitor settings.
 -- placeholder: the account ProxySQL's monitor logs in with
 UPDATE global_variables SET variable_value = 'monitor' WHERE variable_name = 'mysql-monitor_username';
--- placeholder
-UPDATE global_variables SET variable_value = '<password>' WHERE variable_name = 'mysql-monitor_password';
+-- placeholder: the monitor account's secret
+UPDATE global_variables SET variable_value = '<monitor-password>' WHERE variable_name = 'mysql-monitor_password';
 -- ProxySQL's default 800 ms raised: a check on a new connection costs about 4 round trips and
 --   the highest RTT from a ProxySQL site to a node is 211.0 ms (virginia-dublin)
 UPDATE global_variables SET variable_value = '900' WHERE variable_name = 'mysql-monitor_galera_healthcheck_timeout';
