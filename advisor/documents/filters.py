@@ -15,9 +15,9 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
+from advisor.text.escape import markdown_inline
 from advisor.vocabulary import ARCHITECTURES
 
-_MD_SPECIAL = re.compile(r"([\\`*\[\]|<>#])")
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -84,11 +84,9 @@ def commented(value: Any, prefix: str = "# ", width: int = 99) -> str:
 
 
 def md(value: Any) -> str:
-    """Inline Markdown text: one line, no HTML, no links, no table breaks, no code spans."""
-    text = one_line(value).replace("&", "&amp;")
-    return _MD_SPECIAL.sub(
-        lambda m: {"<": "&lt;", ">": "&gt;"}.get(m.group(1), "\\" + m.group(1)), text
-    )
+    """Inline Markdown text: one line, no HTML, no links, no table breaks, no code spans (the
+    same escaping as ``advisor recommend --format markdown``)."""
+    return markdown_inline(value)
 
 
 def comment(value: Any) -> str:

@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING
 from advisor._lazy import attach
 
 if TYPE_CHECKING:
-    from advisor.text import report, rules
+    from advisor.text import escape, report, rules
     from advisor.text.report import render_recommendations, table, to_json
     from advisor.text.rules import describe_rule, list_rules
 
 __all__ = [
     "describe_rule",
+    "escape",
     "list_rules",
     "render_recommendations",
     "report",
@@ -23,7 +24,7 @@ __all__ = [
 
 __getattr__, __dir__ = attach(
     __name__,
-    ["report", "rules"],
+    ["escape", "report", "rules"],
     {
         "render_recommendations": "report",
         "to_json": "report",

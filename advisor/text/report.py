@@ -10,9 +10,10 @@ __all__ = ["render_recommendations", "table", "to_json"]
 
 import json
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from advisor.result import Finding, OptionReport, Recommendation
+from advisor.text.escape import markdown_inline, terminal
 from advisor.vocabulary import severity_rank
 
 
@@ -34,7 +35,9 @@ def render_recommendations(
             return to_json(results[0])
         return json.dumps([r.model_dump(mode="json") for r in results], indent=2)
     markdown = output_format == "markdown"
-    return "\n\n".join(_report(result, markdown, width) for result in results)
+    # Names, messages and paths come from files: escaped for Markdown, and whatever the
+    # format, no control character reaches the terminal (advisor.text.escape).
+    return terminal("\n\n".join(_report(result, markdown, width) for result in results))
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, markdown: bool = False) -> str:
@@ -51,7 +54,14 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, markdown: bo
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
 
+def _text(markdown: bool) -> Callable[[str], str]:
+    """How text from the input is written: escaped inline Markdown, or as it is."""
+    return markdown_inline if markdown else str
+
+
 def _report(result: Recommendation, markdown: bool, width: int) -> str:
+    esc = _text(markdown)
+
     def heading(text: str, level: int = 2) -> str:
         if markdown:
             return f"{'#' * level} {text}"
@@ -67,9 +77,9 @@ def _report(result: Recommendation, markdown: bool, width: int) -> str:
         " + ".join(f"garbd@{s}" if s in result.arbitrators else s for s in g) for g in result.groups
     )
     parts = [
-        heading(f"{result.topology}: {verdict}", 1),
-        f"Clusters: {groups}",
-        wrap(result.summary),
+        heading(f"{esc(result.topology)}: {verdict}", 1),
+        f"Clusters: {groups}",  # site names are [A-Za-z0-9_.-] (inputs.topology.SiteName)
+        wrap(esc(result.summary)),
     ]
     parts += [heading("Options"), _options(result.options, markdown)]
     if result.hot_rows:
@@ -78,7 +88,9 @@ def _report(result: Recommendation, markdown: bool, width: int) -> str:
     parts += [heading("Links"), _links(result, markdown, width)]
     if result.what_would_change:
         parts += [heading("What would change the answer")]
-        parts += [("- " if markdown else "* ") + wrap(w.message) for w in result.what_would_change]
+        parts += [
+            ("- " if markdown else "* ") + wrap(esc(w.message)) for w in result.what_would_change
+        ]
     return "\n\n".join(parts)
 
 
@@ -134,12 +146,13 @@ def _survives(option: OptionReport) -> str:
 
 def _hot_rows(result: Recommendation, markdown: bool) -> str:
     architectures = [o.architecture for o in result.options]
+    esc = _text(markdown)
     rows = [
         [
-            r.name,
+            esc(r.name),
             f"{r.required_updates_per_s:g}",
             *(f"{r.max_updates_per_s.get(a, float('nan')):.1f}" for a in architectures),
-            _writes(r.write_latency_ms.get(result.architecture or "", {})),
+            esc(_writes(r.write_latency_ms.get(result.architecture or "", {}))),
         ]
         for r in result.hot_rows
     ]
@@ -161,7 +174,8 @@ def _findings(findings: Sequence[Finding], markdown: bool, width: int) -> str:
         where = f" [{f.option}]" if f.option else ""
         head = f"{f.severity.upper()} {f.rule}{where}: "
         if markdown:
-            lines.append(f"- **{f.severity} {f.rule}**{where}: {f.message}")
+            rule = markdown_inline(f"{f.severity} {f.rule}")
+            lines.append(f"- **{rule}**{where}: {markdown_inline(f.message)}")  # where: an id
         else:
             lines.append(
                 textwrap.fill(
@@ -172,6 +186,7 @@ def _findings(findings: Sequence[Finding], markdown: bool, width: int) -> str:
 
 
 def _links(result: Recommendation, markdown: bool, width: int) -> str:
+    esc = _text(markdown)
     rows = []
     bases = []
     for link in result.links:
@@ -183,13 +198,13 @@ def _links(result: Recommendation, markdown: bool, width: int) -> str:
         span = link.rtt_estimate_range_ms
         rows.append(
             [
-                f"{link.sites[0]} - {link.sites[1]}",
+                esc(f"{link.sites[0]} - {link.sites[1]}"),
                 distance,
                 floor,
                 _ms(link.rtt_ms, "p50"),
                 _ms(link.rtt_ms, "p99"),
                 fraction,
-                link.rtt_source,
+                esc(link.rtt_source),
                 f"{_ms(span, 'low')} - {_ms(span, 'high')}" if span else "-",
             ]
         )
@@ -201,7 +216,7 @@ def _links(result: Recommendation, markdown: bool, width: int) -> str:
         return text
     lead = "Estimated round trips, their basis:"
     if markdown:
-        return "\n".join([text, "", lead, *(f"- {b}" for b in bases)])
+        return "\n".join([text, "", lead, *(f"- {markdown_inline(b)}" for b in bases)])
     items = [
         textwrap.fill(f"* {b}", width, break_on_hyphens=False, subsequent_indent="    ")
         for b in bases

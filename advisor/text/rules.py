@@ -8,6 +8,7 @@ import textwrap
 from collections.abc import Mapping
 
 from advisor.rules.pack import Rule
+from advisor.text.escape import terminal
 from advisor.text.report import table
 from advisor.vocabulary import severity_rank
 
@@ -15,7 +16,8 @@ from advisor.vocabulary import severity_rank
 def list_rules(rules: Mapping[str, Rule]) -> str:
     """One line per rule: id, severity, title."""
     ordered = sorted(rules.values(), key=lambda r: (severity_rank(r.severity), r.id))
-    return table(["id", "severity", "title"], [[r.id, r.severity, r.title] for r in ordered])
+    rows = [[r.id, r.severity, r.title] for r in ordered]
+    return terminal(table(["id", "severity", "title"], rows))  # titles come from rule files
 
 
 def describe_rule(rule: Rule) -> str:
@@ -38,4 +40,4 @@ def describe_rule(rule: Rule) -> str:
             textwrap.indent(rule.examples["fires"].rstrip(), "  "),
         ]
     parts += ["", f"Defined in {rule.source}"]
-    return "\n".join(parts)
+    return terminal("\n".join(parts))  # a --rules file's text must not reach the terminal raw

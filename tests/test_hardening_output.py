@@ -1,0 +1,103 @@
+"""Issue 14, injection: what reaches the terminal and Markdown from names and rule files."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from advisor import recommend
+from advisor.cli import app
+from advisor.documents.filters import md
+from advisor.rules.pack import load_rules
+from advisor.text.escape import markdown_inline, terminal
+from advisor.text.report import render_recommendations
+from advisor.text.rules import describe_rule, list_rules
+
+HOSTILE_ROW = "<img src=x onerror=alert(1)> [click](http://evil.example) # H ```"
+
+TOPOLOGY = f"""\
+name: "t <b>bold</b>"
+sites:
+  - {{name: a, location: {{lat: 48.85, lon: 2.35}}}}
+  - {{name: b, location: {{lat: 50.11, lon: 8.68}}}}
+links:
+  - {{sites: [a, b], measurements: [{{method: icmp, samples_ms: [20, 21]}}]}}
+workload:
+  hot_rows: [{{name: {json.dumps(HOSTILE_ROW)}, updates_per_s: 90, writer_sites: [a, b]}}]
+"""
+
+# What a terminal acts on: ESC, BEL, C1 controls, bidi overrides.
+RAW_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _recommendation(tmp_path: Path):
+    path = tmp_path / "topology.yaml"
+    path.write_text(TOPOLOGY)
+    return path, recommend(path)
+
+
+def test_recommend_markdown_escapes_html_links_headings_and_fences(tmp_path):
+    path, _ = _recommendation(tmp_path)
+    result = CliRunner().invoke(app, ["recommend", "-f", "markdown", str(path)])
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert "<img" not in out and "<b>" not in out
+    assert "[click](http" not in out and "```" not in out
+    assert out.startswith("# t &lt;b&gt;bold&lt;/b&gt;: ")
+    escaped_row = markdown_inline(HOSTILE_ROW)
+    assert escaped_row == (
+        "&lt;img src=x onerror=alert(1)&gt; \\[click\\](http://evil.example) \\# H \\`\\`\\`"
+    )
+    assert f"| {escaped_row} |" in out  # the hot-row table cell
+    assert f'"{escaped_row}"' in out  # quoted in a finding's message
+
+
+def test_doc_and_recommend_share_one_markdown_escape():
+    for text in (HOSTILE_ROW, "a|b", "&amp;", "x\x1b[2J"):
+        assert md(text) == markdown_inline(text)
+
+
+def test_text_and_markdown_show_terminal_controls_as_escapes(tmp_path):
+    # The loader refuses them in names; a Recommendation built another way (the API, an old
+    # JSON file) still cannot write the clipboard (OSC 52) or clear the screen.
+    _, result = _recommendation(tmp_path)
+    hostile = result.model_copy(
+        update={
+            "topology": "t\x1b]52;c;aGk=\x07",
+            "summary": "s\x1b[2J\x9b2J\u202eevil",
+        }
+    )
+    text = render_recommendations([hostile], "text")
+    assert not RAW_CONTROL.search(text)
+    assert text.startswith("t\\x1b]52;c;aGk=\\x07: per_site_clusters\n")
+    assert "\ns\\x1b[2J\\x9b2J\\u202eevil\n" in text
+    markdown = render_recommendations([hostile], "markdown")
+    assert not RAW_CONTROL.search(markdown)  # escaped, then the backslashes escaped for Markdown
+    assert markdown.startswith("# t\\\\x1b\\]52;c;aGk=\\\\x07: per_site_clusters\n")
+
+
+def test_json_output_escapes_controls_as_json_does(tmp_path):
+    _, result = _recommendation(tmp_path)
+    hostile = result.model_copy(update={"topology": "t\x1b]52;c;aGk=\x07"})
+    out = render_recommendations([hostile], "json")
+    assert not RAW_CONTROL.search(out)
+    assert json.loads(out)["topology"] == "t\x1b]52;c;aGk=\x07"
+
+
+def test_rule_files_reach_the_terminal_escaped(tmp_path):
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    (folder / "x.yaml").write_text(
+        'id: HOT-ROW-RATE\ntitle: "clear\\e[2J"\nreferences: ["\\e]8;;http://evil\\e\\\\link"]\n'
+    )
+    rules = load_rules([folder])
+    for out in (list_rules(rules), describe_rule(rules["HOT-ROW-RATE"])):
+        assert not RAW_CONTROL.search(out)
+        assert "clear\\x1b[2J" in out
+
+
+def test_terminal_keeps_newlines_and_tabs():
+    assert terminal("a\tb\nc\x07") == "a\tb\nc\\x07"
