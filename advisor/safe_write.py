@@ -277,17 +277,17 @@ def write_files(out_dir: Path, files: Mapping[str, str], *, force: bool = False)
     data = {name: files[name].encode("utf-8") for name in names}
     with _terminate_raises():
         created = _make_folder(out_dir)
-        try:
-            with _folder_lock(out_dir):
+        with _folder_lock(out_dir):
+            try:
                 root = out_dir.resolve()
                 _recover(out_dir, root)
                 targets = _check_targets(out_dir, root, names, force)
                 staging = _stage(out_dir, data)
                 with _signals_deferred():
                     _apply(out_dir, root, staging)
-        except BaseException:
-            _remove_empty(created)
-            raise
+            except BaseException:
+                _remove_empty(created)  # under the lock: no other run is using them
+                raise
     return [targets[name] for name in names]
 
 
@@ -377,7 +377,15 @@ def _folder_lock(out_dir: Path) -> Iterator[None]:
     except ImportError:  # Windows: no flock; concurrent runs there are the user's to avoid
         yield
         return
-    descriptor = os.open(out_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        descriptor = os.open(out_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except PermissionError:  # a folder one may write but not read (mode -wx): go on unlocked
+        yield
+        return
+    except OSError as error:  # removed meanwhile by a run that failed
+        raise AdvisorError(
+            f"cannot use the output folder: {error.strerror}", Location(str(out_dir))
+        ) from None
     try:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
