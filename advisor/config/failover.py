@@ -24,7 +24,13 @@ pt-heartbeat (https://docs.percona.com/percona-toolkit/pt-heartbeat.html), writt
 
 from __future__ import annotations
 
-__all__ = ["HEARTBEAT_INTERVAL_MS", "failover_files", "heartbeat_plan", "survival_events"]
+__all__ = [
+    "HEARTBEAT_INTERVAL_MS",
+    "failover_files",
+    "heartbeat_plan",
+    "plan_detection_s",
+    "survival_events",
+]
 
 import math
 from typing import TYPE_CHECKING, Literal
@@ -93,6 +99,11 @@ def _rules_to(proxysql: ProxySQLPlan, hostgroup: int) -> list[int]:
     return ids
 
 
+def plan_detection_s(proxysql: ProxySQLPlan) -> float:
+    """The longest ProxySQL keeps a dead node in its hostgroups with this plan's checks [s]."""
+    return detection_s(timeout_ms=_healthcheck_timeout_ms(proxysql))
+
+
 def _healthcheck_timeout_ms(proxysql: ProxySQLPlan) -> float:
     values = {s.name: s.value for s in proxysql.variables}
     return float(values["mysql-monitor_galera_healthcheck_timeout"])
@@ -109,7 +120,7 @@ def failover_files(
     if plan is None:
         return []
     timing = FailoverTiming(
-        detection_s=detection_s(timeout_ms=_healthcheck_timeout_ms(proxysql)),
+        detection_s=plan_detection_s(proxysql),
         promotion_s=plan.timing.promotion_s,
     )
     pairs: dict[tuple[int, int], list[Survival]] = {}

@@ -497,13 +497,18 @@ def _provider(ctx: PlanContext) -> Setting:
         value=path,
         reason=f"the Galera 4 library where {ctx.flavor} packages put it on Debian and Ubuntu; "
         "unset, the server runs with wsrep_provider=none and replicates nothing, silently. "
-        "Find yours with `dpkg -L galera-4 | grep smm` (`rpm -ql galera-4` on RHEL, where it "
-        "is under /usr/lib64)",
+        "Find yours with `dpkg -S libgalera_smm.so` (`rpm -qa | grep -i galera` then "
+        "`rpm -ql` on RHEL, where it is under /usr/lib64)",
     )
 
 
 def _sst(ctx: PlanContext) -> list[Setting]:
     method = _SST_METHODS[ctx.flavor]
+    tool = (
+        "mariabackup (package mariadb-backup)"
+        if method == "mariabackup"
+        else ("Percona XtraBackup 8.0 (package percona-xtrabackup-80)")
+    )
     auth = {
         "mariadb": "no wsrep_sst_auth: mariabackup logs in over the local socket as the OS "
         "user mysql, the account MariaDB 10.4+ creates with unix_socket authentication "
@@ -517,7 +522,7 @@ def _sst(ctx: PlanContext) -> list[Setting]:
             name="wsrep_sst_method",
             value=method,
             reason=f"a full state transfer copies a running donor without blocking it "
-            f"(rsync, the default, blocks the donor for the whole copy); needs {method} and "
+            f"(rsync, the default, blocks the donor for the whole copy); needs {tool} and "
             f"socat on every node; {auth}",
         )
     ]
@@ -577,7 +582,7 @@ def async_server_settings(ctx: PlanContext, index: int, incoming: int) -> list[S
         name="event_scheduler",
         value="ON",
         reason="runs the heartbeat event of config/heartbeat-<cluster>.sql, which the other "
-        "clusters read as the channel's lag (MariaDB and MySQL default OFF)",
+        "clusters read as the channel's lag (MariaDB's default is OFF, MySQL 8.0's ON)",
     )
     server_id = Setting(
         name="server_id",

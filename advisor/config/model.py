@@ -242,6 +242,7 @@ class ConfigPlan(_Plan):
     heartbeat: HeartbeatPlan | None = None
     failovers: list[FailoverFiles] = []
     kept_by_quorum: list[str] = []  # single failures a cluster rides out by itself
+    detection_s: float = 0.0  # the longest ProxySQL keeps a dead node, this plan's checks
     unsurvived: list[str] = []  # single failures after which nobody takes the writes
     expectations: ExpectationsPlan | None = None
 

@@ -117,6 +117,7 @@ def plan_configuration(analysis: Analysis, option: Option | str | None = None) -
         heartbeat=failover.heartbeat_plan(ctx, async_links),
         failovers=failover.failover_files(ctx, clusters, async_links, proxy),
         kept_by_quorum=kept,
+        detection_s=failover.plan_detection_s(proxy),
         unsurvived=unsurvived,
         expectations=expectations.expectations_plan(ctx, os_plan),
     )

@@ -158,10 +158,13 @@ def _channel(
 
 def _failover_sources(ctx: PlanContext, src: int, src_site: str, source: str) -> list[Setting]:
     sources = []
+    writer = ctx.writer_host(src)
     for site in ctx.option.clusters[src].sites:
         for host in ctx.hosts(site):
             if host == source:
                 weight, why = 90, "the channel's first source"
+            elif host == writer:
+                weight, why = 40, "the ProxySQL writer: a source only when no other node is up"
             elif site == src_site:
                 weight, why = 80, f"same site as the first source ({src_site})"
             else:

@@ -59,8 +59,8 @@ CHANGE REPLICATION SOURCE TO
   SOURCE_CONNECT_RETRY = 10
   FOR CHANNEL 'from_virginia';
 -- The nodes this channel may fail over to, with their weights (highest preferred):
--- same site as the first source (virginia) (placeholder)
-SELECT asynchronous_connection_failover_add_source('from_virginia', 'virginia-db1', 3306, '', 80);
+-- the ProxySQL writer: a source only when no other node is up (placeholder)
+SELECT asynchronous_connection_failover_add_source('from_virginia', 'virginia-db1', 3306, '', 40);
 -- the channel's first source (placeholder)
 SELECT asynchronous_connection_failover_add_source('from_virginia', 'virginia-db2', 3306, '', 90);
 -- same site as the first source (virginia) (placeholder)
@@ -106,8 +106,8 @@ CHANGE REPLICATION SOURCE TO
   SOURCE_CONNECT_RETRY = 10
   FOR CHANNEL 'from_dublin';
 -- The nodes this channel may fail over to, with their weights (highest preferred):
--- same site as the first source (dublin) (placeholder)
-SELECT asynchronous_connection_failover_add_source('from_dublin', 'dublin-db1', 3306, '', 80);
+-- the ProxySQL writer: a source only when no other node is up (placeholder)
+SELECT asynchronous_connection_failover_add_source('from_dublin', 'dublin-db1', 3306, '', 40);
 -- the channel's first source (placeholder)
 SELECT asynchronous_connection_failover_add_source('from_dublin', 'dublin-db2', 3306, '', 90);
 -- same site as the first source (dublin) (placeholder)
