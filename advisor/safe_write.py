@@ -165,8 +165,8 @@ def write_file(path: Path, text: str) -> Path:
     ``path`` finally names must be missing or a regular file; a FIFO, a device, a socket or a
     folder is refused, whoever runs the tool (``--chart /dev/null`` as root must not replace
     the system's ``/dev/null``). The text goes to a temporary file beside the target, flushed
-    to disk, then renamed over it, keeping an existing file's permissions. Missing parent
-    folders are created.
+    to disk, then renamed over it, keeping an existing file's permissions. Missing folders
+    named in ``path`` are created (not those a dangling link points into).
 
     Returns
     -------
@@ -183,7 +183,8 @@ def write_file(path: Path, text: str) -> Path:
     target = Path(os.path.realpath(path))
     mode = _regular_or_new(target, shown)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        # The folders named in ``path``, not those a dangling link points into.
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
         temporary = _write_new(target.with_name(_temporary_name()), text.encode("utf-8"))
         try:
             if mode is not None:

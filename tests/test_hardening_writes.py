@@ -124,6 +124,14 @@ def test_write_file_replaces_a_regular_file_through_a_link_keeping_link_and_mode
     assert sorted(p.name for p in tmp_path.iterdir()) == ["chart.svg", "real.svg"]
 
 
+def test_write_file_creates_the_folders_named_but_not_those_a_dangling_link_names(tmp_path):
+    assert write_file(tmp_path / "new" / "chart.svg", "x") == tmp_path / "new" / "chart.svg"
+    (tmp_path / "link.svg").symlink_to(tmp_path / "elsewhere" / "deep" / "chart.svg")
+    with pytest.raises(AdvisorError, match=r"link\.svg: cannot write: No such file or directory"):
+        write_file(tmp_path / "link.svg", "x")
+    assert not (tmp_path / "elsewhere").exists()
+
+
 def test_write_file_is_atomic_when_the_disk_is_full(tmp_path, monkeypatch):
     # Protection: the text goes to a temporary file that is removed on failure.
     (tmp_path / "chart.svg").write_text("old")
