@@ -64,8 +64,23 @@ def _user_errors(function: Callable[..., None]) -> Callable[..., None]:
             _fail(str(error))
         except KeyboardInterrupt:
             _fail("interrupted", 130)
+        except OSError as error:  # the output could not be written: /dev/full, a closed pipe
+            _output_failed(error)
 
     return run
+
+
+def _output_failed(error: OSError) -> NoReturn:
+    """One line and exit 2 (FORMAT.md: nothing usable was produced), and no second error
+    when Python flushes the same broken stdout at exit."""
+    import contextlib
+    import os
+    import sys
+
+    where = error.filename if error.filename is not None else "the output"
+    with contextlib.suppress(OSError, ValueError):  # no real stdout (a test runner's buffer)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    _fail(f"cannot write {where}: {error.strerror or error}")
 
 
 def _command(name: str | None = None) -> Callable[[Callable[..., None]], Callable[..., None]]:
@@ -362,4 +377,11 @@ _register_collect()
 
 def main() -> None:
     """Console-script entry point."""
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        # A PYTHONIOENCODING or locale that cannot spell a name (latin-1 and a hot row
+        # called "東京") writes \u6771 instead of a UnicodeEncodeError traceback.
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     app(prog_name="advisor")

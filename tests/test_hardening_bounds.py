@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -106,3 +109,61 @@ def test_sweep_json_stays_strict_at_the_smallest_accepted_rtt(tmp_path):
     assert code == 0
     data = json.loads(out, parse_constant=_strict)
     assert data["points"][-1]["value"] == 1e6
+
+
+def test_a_zero_rtt_between_two_sites_is_not_called_a_single_site(tmp_path):
+    path = _write(tmp_path, TWO_SITES.replace("SAMPLES", "0, 0"))
+    code, _, err = _cli("sweep", str(path), "--vary", "rtt", "--range", "0:50:3")
+    assert code == 2
+    assert err == (
+        "advisor: the worst inter-site RTT p50 is 0 ms, below 1 µs: too small to scale "
+        "(was it measured in seconds or rounded to 0?)\n"
+    )
+
+
+# -- doc on a 500 s round trip with a 0.001/s hot row ("math domain error") ------------------
+
+
+def test_doc_charts_a_hot_row_bound_that_rounds_to_zero(tmp_path):
+    text = TWO_SITES.replace("SAMPLES", "500000").replace(
+        "updates_per_s: 10", "updates_per_s: 0.001"
+    )
+    path = _write(tmp_path, text)
+    code, _, err = _cli("doc", str(path), "-o", str(tmp_path / "out"), "--format", "md")
+    assert code == 0, err
+    assert "0/s (too slow)" in (tmp_path / "out" / "charts" / "hot-row-1.svg").read_text()
+
+
+# -- output to /dev/full, a non-UTF-8 PYTHONIOENCODING --------------------------------------
+
+
+def _advisor(*args: str, env: dict[str, str] | None = None, stdout=subprocess.PIPE):
+    environment = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "advisor", *args],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        env=environment,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("output_format", ["text", "json"])
+def test_output_to_a_full_device_is_one_line_and_exit_2(tmp_path, output_format):
+    path = _write(tmp_path, TWO_SITES.replace("SAMPLES", "10.0"))
+    with open("/dev/full", "wb") as full:
+        done = _advisor("recommend", "-f", output_format, str(path), stdout=full)
+    assert done.returncode == 2
+    assert done.stderr == b"advisor: cannot write the output: No space left on device\n"
+
+
+def test_a_name_the_output_encoding_cannot_spell_is_escaped_not_a_traceback(tmp_path):
+    text = TWO_SITES.replace("SAMPLES", "10.0").replace(
+        "name: r,", 'name: "caf\u00e9 \u6771\u4eac",'
+    )
+    path = _write(tmp_path, text)
+    done = _advisor("recommend", str(path), env={"PYTHONIOENCODING": "latin-1"})
+    assert done.returncode == 0, done.stderr
+    assert "caf\u00e9 \\u6771\\u4eac".encode("latin-1") in done.stdout

@@ -259,8 +259,10 @@ def hot_row_chart(
     height = top + row_h * len(bars) + 40.0
     values = [b.value_per_s for b in bars] + [required_per_s]
     values += [b.p99_per_s for b in bars if b.p99_per_s]
-    low = 10.0 ** math.floor(math.log10(min(values) / 2))
-    high = 10.0 ** math.ceil(math.log10(max(values) * 1.5))
+    # A bound rounded to 0/s (a 500 s commit) has no place on a log axis: it sits at its start.
+    positive = [v for v in values if v > 0] or [1.0]
+    low = 10.0 ** math.floor(math.log10(min(positive) / 2))
+    high = 10.0 ** math.ceil(math.log10(max(positive) * 1.5))
     x = _log_axis(low, high, left, width - right)
     out = [_open(chart_id, width, height, title, desc)]
     for decade in _decades(low, high):

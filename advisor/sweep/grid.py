@@ -132,7 +132,7 @@ def sweep(analysis: Analysis, variable: str, values: npt.ArrayLike) -> SweepResu
     if variable in {"rtt", "distance"} and worst < MIN_WORST_RTT_MS:
         raise AdvisorError(
             "the topology has a single site: there is no inter-site RTT to vary"
-            if worst <= 0
+            if len(analysis.topology.sites) < 2
             else f"the worst inter-site RTT p50 is {worst:g} ms, below 1 µs: "
             "too small to scale (was it measured in seconds or rounded to 0?)"
         )
