@@ -246,7 +246,8 @@ def test_mysql_variant_for_pxc_with_failover_sources() -> None:
     channel = link.channels[0]
     options = settings(channel.options)
     assert (options["SOURCE_AUTO_POSITION"], options["SOURCE_CONNECTION_AUTO_FAILOVER"]) == (1, 1)
-    assert settings(channel.failover_sources) == {"a-db1": 40, "a-db2": 90, "a-db3": 80}  # a-db1 writes
+    # a-db2 is the first source; a-db1, the ProxySQL writer, the last resort.
+    assert settings(channel.failover_sources) == {"a-db1": 40, "a-db2": 90, "a-db3": 80}
     assert any("PXC-4238" in note for note in link.notes)
 
 
