@@ -1,5 +1,6 @@
 """The configuration layer: the plan of what to set on which host and why (Galera, garbd,
-ProxySQL, asynchronous replication, OS), as plain data.
+ProxySQL, asynchronous replication, TLS, OS, the heartbeat and the failover files), as plain
+data.
 """
 
 from typing import TYPE_CHECKING
@@ -7,13 +8,25 @@ from typing import TYPE_CHECKING
 from advisor._lazy import attach
 
 if TYPE_CHECKING:
-    from advisor.config import galera, model, os_settings, plan, proxysql, replication
+    from advisor.config import (
+        expectations,
+        failover,
+        galera,
+        model,
+        os_settings,
+        plan,
+        proxysql,
+        replication,
+        tls,
+    )
     from advisor.config.model import ConfigPlan, Setting
     from advisor.config.plan import plan_configuration
 
 __all__ = [
     "ConfigPlan",
     "Setting",
+    "expectations",
+    "failover",
     "galera",
     "model",
     "os_settings",
@@ -21,11 +34,22 @@ __all__ = [
     "plan_configuration",
     "proxysql",
     "replication",
+    "tls",
 ]
 
 __getattr__, __dir__ = attach(
     __name__,
-    ["galera", "model", "os_settings", "plan", "proxysql", "replication"],
+    [
+        "expectations",
+        "failover",
+        "galera",
+        "model",
+        "os_settings",
+        "plan",
+        "proxysql",
+        "replication",
+        "tls",
+    ],
     {
         "ConfigPlan": "model",
         "Setting": "model",
