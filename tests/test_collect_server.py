@@ -233,7 +233,7 @@ def test_defaults_file_fills_what_the_command_line_left_unset(tmp_path: Path) ->
 
 def test_defaults_file_errors(tmp_path: Path) -> None:
     missing = tmp_path / "none.cnf"
-    with pytest.raises(AdvisorError, match=r"none.cnf: cannot read the defaults file: No such"):
+    with pytest.raises(AdvisorError, match=r"none.cnf: defaults file not found"):
         read_defaults_file(missing, ConnectionSettings())
     no_client = tmp_path / "mysqld.cnf"
     no_client.write_text("[mysqld]\nport = 3306\n")
@@ -246,4 +246,6 @@ def test_defaults_file_errors(tmp_path: Path) -> None:
     bad_port.write_text("[client]\nport = many\n")
     with pytest.raises(AdvisorError) as caught:
         read_defaults_file(bad_port, ConnectionSettings())
-    assert str(caught.value) == f"{bad_port}: client.port: expected a port number, got 'many'"
+    assert str(caught.value) == (
+        f"{bad_port}: client.port: expected a port number from 1 to 65535, got 'many'"
+    )

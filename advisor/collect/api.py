@@ -10,7 +10,7 @@ is summarised either way.
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_TOP_ROWS", "CollectedEvidence", "WritesetSizes", "collect"]
+__all__ = ["DEFAULT_TOP_ROWS", "CollectedEvidence", "WritesetSizes", "collect", "time_limit_s"]
 
 import contextlib
 import threading
@@ -45,6 +45,30 @@ _STREAM_START_TIMEOUT_S = 15.0
 # server had then (it reads as fast as it parses, which a busy server can outrun).
 _CATCH_UP_S = 10.0
 _READER_JOIN_TIMEOUT_S = 10.0
+
+
+# Statements before sampling starts (variables, status, binlog position, the
+# performance_schema check) and in one sample (status, table counts).
+_SETUP_STATEMENTS = 4
+_SAMPLE_STATEMENTS = 2
+
+
+def time_limit_s(settings: ConnectionSettings, duration_s: float) -> float:
+    """The longest :func:`collect` can take [s], whatever the server does.
+
+    ``duration_s`` plus a grace made of the connection's timeouts: the set-up (a connect,
+    the login and four statements, and the binlog stream's start), one last sample begun
+    just before the end (a reconnect and two statements), and the binlog reader's catch-up
+    and join. With the default 10 s timeouts the grace is 215 s; a server that never
+    answers ends the run at its first timeout.
+
+    >>> time_limit_s(ConnectionSettings(), 600)
+    815.0
+    """
+    setup_s = settings.worst_wait_s(_SETUP_STATEMENTS) + _STREAM_START_TIMEOUT_S
+    last_sample_s = settings.worst_wait_s(_SAMPLE_STATEMENTS)
+    after_s = settings.write_timeout_s + settings.read_timeout_s + _CATCH_UP_S
+    return duration_s + setup_s + last_sample_s + after_s + _READER_JOIN_TIMEOUT_S
 
 
 @dataclass(frozen=True)
@@ -326,11 +350,14 @@ def collect(
     hot_row_window_s : int
         Length of the sliding window over which a row's peak rate is taken [s].
 
+    Returns within :func:`time_limit_s` whatever the server does: every connect, read and
+    write waits at most ``target``'s timeouts.
+
     Raises
     ------
     AdvisorError
         The node is unreachable, refuses the user, lacks a privilege collect needs (named),
-        or is not a Galera member.
+        stops answering during the set-up, or is not a Galera member.
     """
     if not interval_s > 0 or not duration_s > 0:
         raise AdvisorError(

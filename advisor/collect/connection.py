@@ -30,6 +30,9 @@ from advisor.errors import AdvisorError, Location
 Connection: TypeAlias = "pymysql.connections.Connection[Any]"
 
 _READ_ONLY = re.compile(r"^\s*(SHOW|SELECT)\b", re.IGNORECASE)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# A my.cnf is a page of options; anything larger is not one (and /dev/zero never ends).
+_MAX_DEFAULTS_FILE_BYTES = 1 << 20
 
 # MySQL/MariaDB client and server error numbers (include/mysqld_error.h, errmsg.h).
 _ER_DBACCESS_DENIED = 1044
@@ -64,7 +67,29 @@ class ConnectionSettings:
     ssl_cert: Path | None = None
     ssl_key: Path | None = None
     ssl_verify_identity: bool = False
+    # Bounds on every network wait, so that a server that accepts and never answers, or a
+    # proxy that stalls after the login, ends collect instead of hanging it (the read
+    # timeout also covers the handshake: pymysql reads it with no timeout otherwise). A
+    # SHOW GLOBAL STATUS takes milliseconds; the binlog stream gets a heartbeat every second.
     connect_timeout_s: float = 10.0
+    read_timeout_s: float = 10.0
+    write_timeout_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        for name in ("connect_timeout_s", "read_timeout_s", "write_timeout_s"):
+            value = getattr(self, name)
+            if not 0 < value <= 3600:
+                raise AdvisorError(f"{name} must be in (0, 3600] seconds, got {value!r}")
+        if not 0 < self.port < 65536:
+            raise AdvisorError(f"port must be from 1 to 65535, got {self.port}")
+
+    def worst_wait_s(self, statements: int) -> float:
+        """The longest a connect, login and ``statements`` statements can wait [s]."""
+        return (
+            self.connect_timeout_s
+            + self.read_timeout_s
+            + statements * (self.write_timeout_s + self.read_timeout_s)
+        )
 
     def describe(self) -> str:
         """``user@host:port`` (or the socket), for messages; never the password."""
@@ -77,6 +102,8 @@ class ConnectionSettings:
             "user": self.user or "",
             "password": self.password or "",
             "connect_timeout": self.connect_timeout_s,
+            "read_timeout": self.read_timeout_s,
+            "write_timeout": self.write_timeout_s,
             "charset": "utf8mb4",
             "autocommit": True,
         }
@@ -110,12 +137,9 @@ def read_defaults_file(path: Path, settings: ConnectionSettings) -> ConnectionSe
         comment_prefixes=("#", ";"),
         inline_comment_prefixes=None,
     )
-    try:
-        text = path.read_text()
-    except OSError as error:
-        raise AdvisorError(
-            f"cannot read the defaults file: {error.strerror}", Location(str(path))
-        ) from None
+    from advisor.inputs.loading import read_text_file
+
+    text = read_text_file(Path(path), _MAX_DEFAULTS_FILE_BYTES, what="defaults file")
     try:
         parser.read_string(text, source=str(path))
     except configparser.Error as error:
@@ -136,13 +160,20 @@ def read_defaults_file(path: Path, settings: ConnectionSettings) -> ConnectionSe
     if settings.host == ConnectionSettings.host and group.get("host"):
         changes["host"] = group["host"]
     if settings.port == ConnectionSettings.port and group.get("port"):
-        try:
-            changes["port"] = int(group["port"] or "")
-        except ValueError:
+        port = (group["port"] or "").strip()
+        if not port.isdigit() or not 0 < int(port) < 65536:
             raise AdvisorError(
-                f"expected a port number, got {group['port']!r}",
+                f"expected a port number from 1 to 65535, got {group['port']!r}",
                 Location(str(path), key="client.port"),
-            ) from None
+            )
+        changes["port"] = int(port)
+    for key, value in group.items():
+        if value is not None and _CONTROL.search(value):  # a continuation line, an escape
+            raise AdvisorError(
+                "a value holds a newline or another control character (an indented line "
+                "continues the value before it in my.cnf)",
+                Location(str(path), key=f"client.{key}"),
+            )
     if settings.socket is None and group.get("socket"):
         changes["socket"] = group["socket"]
     for key in ("ssl-ca", "ssl-cert", "ssl-key"):
