@@ -92,6 +92,16 @@ def test_gcache_holds_an_hour_at_the_average_rate_and_says_how_long() -> None:
     assert "about 1.1 h at the average rate and 0.5 h at the peak" in gcache.reason
 
 
+def test_gcache_never_beyond_the_dataset() -> None:
+    text = TWO_SITES.replace("FLAVOR", "mariadb").replace("100000000000", "4000000000")
+    plan = plan_configuration(analyse(parse_topology(text)), "per_site_clusters")
+    gcache = next(s for s in plan.clusters[0].provider_options if s.name == "gcache.size")
+    # An hour is 9e9 bytes, more than the 4e9-byte dataset: a full copy is cheaper beyond it,
+    # so 4e9 rounded up to whole GiB: 4 GiB (4.29e9), 0.48 h at the average rate.
+    assert gcache.value == "4G"
+    assert "capped near the dataset" in gcache.reason and "about 0.5 h" in gcache.reason
+
+
 def test_tls_files_are_the_ones_the_certificates_script_makes() -> None:
     plan = two_sites()
     certs = plan.certificates

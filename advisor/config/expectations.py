@@ -109,12 +109,14 @@ def expectations_plan(ctx: PlanContext, os_plan: OsPlan) -> ExpectationsPlan:
     }
     p99 = ctx.analysis.writeset_bytes.p99_bytes
     streaming = p99 > STREAMING_ABOVE_BYTES
+    rounds = ", ".join(f"{ms:.1f} ms in cluster {name}" for name, ms in causal.items())
+    per_fragment = f" (a fragment of {_FRAGMENT_BYTES:,} bytes costs a commit round: {rounds})"
     note = (
         f"write sets reach {p99:,.0f} bytes at p99, beyond {STREAMING_ABOVE_BYTES:,} bytes: "
-        "stream the large transactions"
+        f"stream the large transactions{per_fragment}"
         if streaming
         else f"write sets stay below {STREAMING_ABOVE_BYTES:,} bytes at p99 ({p99:,.0f}): "
-        "no streaming needed; keep it for the rare batch that is larger"
+        f"no streaming needed; keep it for the rare batch that is larger{per_fragment}"
     )
     return ExpectationsPlan(
         dataset_bytes=dataset,

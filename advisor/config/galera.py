@@ -171,8 +171,22 @@ def _gcache(ctx: PlanContext, index: int) -> list[Setting]:
         return []  # nothing to size it from, or the user's own value, kept by _kept
     avg, peak, source = rates
     size = gcache_bytes(avg)
+    dataset = ctx.analysis.loaded.topology.workload.dataset_bytes
+    # Replaying more than the dataset by IST costs more than copying it (SST): cap there.
+    capped = dataset is not None and size > max(dataset, _GCACHE_DEFAULT_BYTES)
+    if capped and dataset is not None:
+        size = gcache_bytes(dataset / IST_COVER_S)
     hours_avg = size / avg / 3600.0 if avg > 0 else math.inf
     hours_peak = size / peak / 3600.0 if peak > 0 else math.inf
+    cap = (
+        f"; capped near the dataset ({dataset:,.0f} bytes): replaying more than that by IST "
+        "costs more than a full copy"
+        if capped
+        else "; never above the dataset's size (give workload.dataset_bytes): beyond it a full "
+        "copy is cheaper"
+        if dataset is None
+        else ""
+    )
     return [
         Setting(
             name="gcache.size",
@@ -180,8 +194,8 @@ def _gcache(ctx: PlanContext, index: int) -> list[Setting]:
             reason=(
                 f"a node away for up to {IST_COVER_S / 3600.0:g} h rejoins by incremental "
                 "state transfer (IST) from this ring buffer instead of a full copy (SST); "
-                f"{avg:,.0f} bytes/s on average ({source}) x {IST_COVER_S:,.0f} s, rounded up: "
-                f"it holds about {hours_avg:.1f} h at the average rate and "
+                f"{avg:,.0f} bytes/s on average ({source}) x {IST_COVER_S:,.0f} s, rounded up"
+                f"{cap}: it holds about {hours_avg:.1f} h at the average rate and "
                 f"{hours_peak:.1f} h at the peak of {peak:,.0f} bytes/s; a file of this size "
                 "in the data directory (Galera parameters: gcache.size, default 128M)"
             )

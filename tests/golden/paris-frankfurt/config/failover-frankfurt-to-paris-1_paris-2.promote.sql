@@ -38,5 +38,5 @@ SELECT * FROM advisor.failover_log ORDER BY id DESC LIMIT 1;
 --    not be read_only; this node's own value, for the record (0: writable):
 SELECT @@wsrep_node_name AS node, @@GLOBAL.read_only AS read_only,
        (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
-         WHERE VARIABLE_NAME = 'WSREP_CLUSTER_STATUS') AS cluster_status;
+         WHERE VARIABLE_NAME = 'wsrep_cluster_status') AS cluster_status;
 -- Next: config/failover-frankfurt-to-paris-1_paris-2.proxysql.sql on every ProxySQL (runbook, step 4).

@@ -37,6 +37,6 @@ SELECT * FROM advisor.failover_log ORDER BY id DESC LIMIT 1;
 -- 3. The survivor takes writes: its writer is dublin-db1 (ProxySQL hostgroup 20), which must
 --    not be read_only; this node's own value, for the record (0: writable):
 SELECT @@wsrep_node_name AS node, @@GLOBAL.read_only AS read_only,
-       (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
-         WHERE VARIABLE_NAME = 'WSREP_CLUSTER_STATUS') AS cluster_status;
+       (SELECT VARIABLE_VALUE FROM performance_schema.global_status
+         WHERE VARIABLE_NAME = 'wsrep_cluster_status') AS cluster_status;
 -- Next: config/failover-virginia-to-dublin.proxysql.sql on every ProxySQL (runbook, step 4).
