@@ -78,8 +78,10 @@ def proxysql_plan(
         notes=[
             "Run this on the admin interface of every ProxySQL instance (one or a pair at each "
             "site with applications); only mysql_users differs between sites.",
-            "Create the monitor account on every cluster (USAGE is enough): ProxySQL reads "
-            "wsrep_local_state, read_only and wsrep_desync through it.",
+            "Create the monitor account on one node of every cluster (Galera copies it), "
+            "with the mariadb / mysql client: CREATE USER IF NOT EXISTS 'monitor'@'%' "
+            f"IDENTIFIED BY '{MONITOR_PASSWORD}'; (USAGE is enough: ProxySQL reads "
+            "wsrep_local_state, read_only and wsrep_desync through it).",
         ],
     )
 

@@ -5,8 +5,9 @@
 --   <app-password> (the application): replace each in every file.
 -- Run this on the admin interface of every ProxySQL instance (one or a pair at each site with
 --   applications); only mysql_users differs between sites.
--- Create the monitor account on every cluster (USAGE is enough): ProxySQL reads
---   wsrep_local_state, read_only and wsrep_desync through it.
+-- Create the monitor account on one node of every cluster (Galera copies it), with the mariadb /
+--   mysql client: CREATE USER IF NOT EXISTS 'monitor'@'%' IDENTIFIED BY '<monitor-password>';
+--   (USAGE is enough: ProxySQL reads wsrep_local_state, read_only and wsrep_desync through it).
 -- Under each row, a comment says why each value is what it is (once per reason).
 
 -- Servers: every data node, in its cluster's writer hostgroup to start with.
