@@ -1,0 +1,916 @@
+"""What ``advisor doc`` generates, applied to real servers: the design runs as written.
+
+``advisor doc`` (through advisor.cli.app) writes the design of every example. The grouped
+example paris-frankfurt is then applied to real processes on loopback
+(tests/integration/generated_design.py lists exactly what the test rewrites and why: ports,
+paths, addresses, placeholder secrets, nothing else):
+
+- each generated Galera file boots a mariadbd (paris-1 and paris-2 form one cluster with the
+  generated garbd.conf's arbitrator, frankfurt another) whose SHOW VARIABLES and
+  wsrep_provider_options show the generated values, in a Primary component;
+- the two clusters replicate to each other with the generated asynchronous SQL, over TLS
+  made by the generated certificate commands, and converge to one GTID position;
+- the runbook's promotion steps run and the survivor takes writes.
+
+ProxySQL is not packaged for this machine: proxysql.sql runs against ProxySQL's admin schema
+in SQLite (tests/data/proxysql_admin_schema.sql, from ProxySQL's source) and its variable
+names and admin commands are checked against ProxySQL's lists (tests/data/proxysql_*.txt).
+
+The six problems of issue 12 each fail a test here: wsrep_provider missing
+(test_each_galera_file_boots_a_node_with_its_values), REQUIRE SSL without certificates
+(test_tls_is_configured_wherever_the_sql_requires_it, test_clusters_replicate_*), WAN
+timeouts without tail evidence (test_wan_timeouts_only_where_the_tail_evidence_asks and the
+booted metro nodes), the asynchronous source equal to the ProxySQL writer
+(test_async_source_is_never_the_proxysql_writer), sysctl lowering a value
+(test_os_settings_never_lower_a_tuned_host), no failover path (test_failover_*,
+test_runbook_promotion_*).
+
+Without mariadbd, galera-4 and garbd the server tests skip; with ADVISOR_REQUIRE_GALERA=1
+(CI) they fail instead.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from galera_cluster import missing_requirements
+from generated_design import (
+    GARBD,
+    LOOPBACK_PROVIDER_OPTIONS,
+    SECRET,
+    Deployment,
+    Server,
+    ServerFailed,
+    certificate_scripts,
+    cnf_settings,
+    deploy,
+    kill,
+    provider_options,
+    rewrite_text,
+    run_certificate_commands,
+    shell_assignments,
+    sql_statements,
+    sql_steps,
+    start,
+    stop,
+    tls_paths,
+    wait_for,
+)
+from typer.testing import CliRunner
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "tests" / "data"
+# Every example, and the test topologies of tests/data/designs (cases no example has).
+TOPOLOGIES = {
+    p.parent.name: p
+    for folder in (REPO / "examples", DATA / "designs")
+    for p in sorted(folder.glob("*/topology.yaml"))
+}
+EXAMPLES = sorted(TOPOLOGIES)
+APPLIED = "paris-frankfurt"  # grouped clusters, a garbd, asynchronous channels both ways
+MULTI_CLUSTER = ("paris-frankfurt", "us-eu", "global-counter", "grouped-lone-writer")
+# Galera's defaults (Galera parameters: https://galeracluster.com/library/documentation/
+# galera-parameters.html), in seconds: values above them are the WAN recipe.
+EVS_DEFAULTS_S = {
+    "evs.keepalive_period": 1.0,
+    "evs.suspect_timeout": 5.0,
+    "evs.inactive_timeout": 15.0,
+    "evs.install_timeout": 7.5,
+}
+
+
+# -- generating the designs -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def designs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """``advisor doc`` of every topology, as the command line runs it."""
+    from advisor.cli import app
+
+    out = tmp_path_factory.mktemp("designs")
+    found = {}
+    for example in EXAMPLES:
+        target = out / example
+        result = CliRunner().invoke(
+            app,
+            [
+                "doc",
+                str(TOPOLOGIES[example]),
+                "-o",
+                str(target),
+                "--format",
+                "md",
+            ],
+        )
+        assert result.exit_code == 0, result.output
+        found[example] = target
+    return found
+
+
+def _analysis(example: str) -> object:
+    from advisor import analyse
+
+    return analyse(TOPOLOGIES[example])
+
+
+# -- ProxySQL against its admin schema --------------------------------------------------------
+
+
+def _data_lines(name: str) -> set[str]:
+    text = (DATA / name).read_text()
+    return {line.strip() for line in text.splitlines() if line.strip() and line[0] != "#"}
+
+
+def _admin_db() -> sqlite3.Connection:
+    """ProxySQL's admin schema in SQLite, global_variables filled with every known name."""
+    db = sqlite3.connect(":memory:")
+    db.executescript((DATA / "proxysql_admin_schema.sql").read_text())
+    db.executemany(
+        "INSERT INTO global_variables VALUES (?, '')",
+        [(name,) for name in sorted(_data_lines("proxysql_variables.txt"))],
+    )
+    return db
+
+
+def _commented_statements(text: str) -> list[str]:
+    """Statements written commented out for the operator to adapt (``-- INSERT ...``)."""
+    found, current = [], []
+    for line in text.splitlines():
+        body = line[3:] if line.startswith("-- ") else None
+        if body is not None and re.match(r"(INSERT|UPDATE|DELETE|REPLACE)\b", body):
+            current = [body]
+        elif current and body is not None and body.startswith("  "):
+            current.append(body)
+        else:
+            current = []
+        if current and current[-1].rstrip().endswith(";"):
+            found.append("\n".join(current).rstrip().rstrip(";"))
+            current = []
+    return found
+
+
+def _run_proxysql(db: sqlite3.Connection, statement: str, commands: set[str]) -> None:
+    """One statement of proxysql.sql on ProxySQL's admin schema; admin commands checked."""
+    flat = " ".join(statement.split())
+    if re.match(r"(LOAD|SAVE)\b", flat, re.I):
+        assert flat.upper() in commands, f"not a ProxySQL admin command: {flat}"
+        return
+    names = re.findall(r"variable_name\s*=\s*'([^']*)'", statement)
+    known = _data_lines("proxysql_variables.txt")
+    assert all(n in known for n in names), f"unknown ProxySQL variable in: {flat}"
+    cursor = db.execute(statement)
+    if re.match(r"UPDATE global_variables\b", flat, re.I):
+        # ProxySQL has every variable row: an UPDATE that matches none names no variable.
+        assert cursor.rowcount >= 1, f"matches no ProxySQL variable: {flat}"
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_proxysql_sql_runs_against_proxysql_admin_schema(
+    designs: dict[str, Path], example: str
+) -> None:
+    text = (designs[example] / "config" / "proxysql.sql").read_text()
+    commands = _data_lines("proxysql_admin_commands.txt")
+    db = _admin_db()
+    active = sql_statements(text)
+    assert active, "proxysql.sql has no statement"
+    for statement in active:
+        try:
+            _run_proxysql(db, statement, commands)
+        except sqlite3.Error as error:
+            pytest.fail(f"ProxySQL's admin schema refuses: {error}\n{statement}")
+    # Statements left commented for the operator must run too once uncommented (each alone:
+    # they are alternatives, e.g. one mysql_users row per site's ProxySQL).
+    for statement in _commented_statements(text):
+        db.execute("SAVEPOINT alone")
+        try:
+            _run_proxysql(db, statement, commands)
+        except sqlite3.Error as error:
+            pytest.fail(f"ProxySQL's admin schema refuses (commented): {error}\n{statement}")
+        finally:
+            db.execute("ROLLBACK TO alone")
+
+
+def test_the_schema_check_catches_a_misspelt_table_column_or_variable() -> None:
+    """The check above can fail: each kind of mistake is refused."""
+    commands = _data_lines("proxysql_admin_commands.txt")
+    db = _admin_db()
+    for wrong in (
+        "INSERT INTO mysql_server (hostgroup_id, hostname) VALUES (10, 'a')",
+        "INSERT INTO mysql_servers (hostgroup_id, host_name) VALUES (10, 'a')",
+    ):
+        with pytest.raises(sqlite3.OperationalError):
+            _run_proxysql(db, wrong, commands)
+    with pytest.raises(AssertionError, match="unknown ProxySQL variable"):
+        _run_proxysql(
+            db,
+            "UPDATE global_variables SET variable_value = '1' "
+            "WHERE variable_name = 'mysql-monitor_galera_healthcheck_timout'",
+            commands,
+        )
+    with pytest.raises(AssertionError, match="not a ProxySQL admin command"):
+        _run_proxysql(db, "LOAD MYSQL SERVER TO RUNTIME", commands)
+
+
+def _proxysql_writers(text: str) -> dict[int, str]:
+    """Writer hostgroup -> the host ProxySQL makes the writer (highest weight, then name)."""
+    db = _admin_db()
+    for statement in sql_statements(text):
+        if not re.match(r"(LOAD|SAVE)\b", statement.strip(), re.I):
+            db.execute(statement)
+    writers = {}
+    for (hostgroup,) in db.execute("SELECT writer_hostgroup FROM mysql_galera_hostgroups"):
+        row = db.execute(
+            "SELECT hostname FROM mysql_servers WHERE hostgroup_id = ? "
+            "ORDER BY weight DESC, hostname LIMIT 1",
+            (hostgroup,),
+        ).fetchone()
+        if row:
+            writers[hostgroup] = row[0]
+    return writers
+
+
+@pytest.mark.parametrize("example", MULTI_CLUSTER)
+def test_async_source_is_never_the_proxysql_writer(designs: dict[str, Path], example: str) -> None:
+    config = designs[example] / "config"
+    writers = set(_proxysql_writers((config / "proxysql.sql").read_text()).values())
+    assert writers, "proxysql.sql names no writer"
+    sources = {
+        host
+        for path in config.glob("async-replication-*.sql")
+        for host in re.findall(r"(?:MASTER|SOURCE)_HOST\s*=\s*'([^']+)'", path.read_text())
+    }
+    assert sources, "no asynchronous channel"
+    assert not sources & writers, (
+        f"asynchronous sources {sorted(sources & writers)} are ProxySQL's writers "
+        f"{sorted(writers)}: the binlog dump loads the node that takes the writes"
+    )
+
+
+# -- TLS --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("example", MULTI_CLUSTER)
+def test_tls_is_configured_wherever_the_sql_requires_it(
+    designs: dict[str, Path], example: str, tmp_path: Path
+) -> None:
+    """REQUIRE SSL / MASTER_SSL=1 need server certificates and the commands that make them."""
+    config = designs[example] / "config"
+    sql = "\n".join(p.read_text() for p in config.glob("async-replication-*.sql"))
+    if "REQUIRE SSL" not in sql and not re.search(r"MASTER_SSL\s*=\s*1", sql):
+        return
+    for path in config.glob("galera-*.cnf"):
+        settings = cnf_settings(path.read_text())
+        missing = [k for k in ("ssl_cert", "ssl_key", "ssl_ca") if k not in settings]
+        assert not missing, f"{path.name}: REQUIRE SSL in the SQL but no {missing} here"
+    assert certificate_scripts(config), "REQUIRE SSL but no commands that make certificates"
+    named = tls_paths(config)
+    files = run_certificate_commands(config, tmp_path)
+    path_map = {str(Path(p).parent): str(files) for p in named}
+    for path in named:
+        local = Path(rewrite_text(path, path_map))
+        assert local.is_file(), f"the certificate commands do not make {path}"
+
+
+# -- WAN timeouts -----------------------------------------------------------------------------
+
+
+def _seconds(value: str) -> float:
+    from advisor.model.provider_options import parse_duration_s
+
+    return float(parse_duration_s(value))
+
+
+def _raised_timeouts(options: dict[str, str]) -> dict[str, str]:
+    return {
+        name: value
+        for name, value in options.items()
+        if name in EVS_DEFAULTS_S and _seconds(value) > EVS_DEFAULTS_S[name]
+    }
+
+
+def _tail_asks(example: str) -> set[frozenset[str]]:
+    """Site pairs whose tail evidence asks for WAN timeouts under the chosen option."""
+    analysis = _analysis(example)
+    chosen = analysis.chosen.architecture  # type: ignore[attr-defined]
+    pairs = set()
+    for finding in analysis.findings:  # type: ignore[attr-defined]
+        if finding.rule == "RTT-TAIL-INSTABILITY" and finding.option == chosen:
+            pairs.add(frozenset(_site_pair(example, finding.subject)))
+    return pairs
+
+
+def _site_pair(example: str, subject: str) -> tuple[str, str]:
+    import yaml
+
+    topology = yaml.safe_load(TOPOLOGIES[example].read_text())
+    names = [s["name"] for s in topology["sites"]]
+    for a in names:
+        for b in names:
+            if subject == f"{a}-{b}":
+                return a, b
+    raise AssertionError(f"no site pair is called {subject}")
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_wan_timeouts_only_where_the_tail_evidence_asks(
+    designs: dict[str, Path], example: str
+) -> None:
+    asks = _tail_asks(example)
+    for path in (designs[example] / "config").glob("galera-*.cnf"):
+        text = path.read_text()
+        raised = _raised_timeouts(
+            provider_options(cnf_settings(text).get("wsrep_provider_options", ""))
+        )
+        if not raised:
+            continue
+        cluster = cnf_settings(text)["wsrep_cluster_name"]
+        sites = [s for s in cluster.split("_") if s]
+        pairs = {frozenset((a, b)) for a in sites for b in sites if a < b}
+        assert pairs & asks, (
+            f"{path.name}: {raised} above Galera's defaults, but no RTT-TAIL-INSTABILITY "
+            f"finding asks for them in cluster {cluster}: a silently dead node then stalls "
+            "commits for the suspect timeout instead of 5 s"
+        )
+
+
+# -- OS settings ------------------------------------------------------------------------------
+
+# A host tuned higher than any design asks (values an operator may well have set), and
+# Linux's defaults (Linux ip-sysctl docs; net.core.*mem_max 212992 on x86_64).
+TUNED_HIGH = {
+    "net/core/rmem_max": "1073741824",
+    "net/core/wmem_max": "1073741824",
+    "net/ipv4/tcp_rmem": "8192\t1048576\t1073741824",
+    "net/ipv4/tcp_wmem": "8192\t1048576\t1073741824",
+    "net/ipv4/tcp_slow_start_after_idle": "0",
+}
+LINUX_DEFAULTS = {
+    "net/core/rmem_max": "212992",
+    "net/core/wmem_max": "212992",
+    "net/ipv4/tcp_rmem": "4096\t131072\t6291456",
+    "net/ipv4/tcp_wmem": "4096\t16384\t4194304",
+    "net/ipv4/tcp_slow_start_after_idle": "1",
+}
+FAKE_SYSCTL = """#!/usr/bin/env python3
+# sysctl on a fake /proc/sys (the test's): -n KEY, -w KEY=VALUE, KEY=VALUE, -p FILE, --system
+import os, sys
+root = os.environ["FAKE_PROC_SYS"]
+def path(key): return os.path.join(root, key.strip().replace(".", "/"))
+def write(pair):
+    key, _, value = pair.partition("=")
+    with open(path(key), "w") as f: f.write(" ".join(value.split()) + "\\n")
+args = [a for a in sys.argv[1:] if a not in ("-q", "-e")]
+if args and args[0] == "-n":
+    for key in args[1:]: print(open(path(key)).read().strip())
+elif args and args[0] in ("-p", "--load"):
+    for line in open(args[1]):
+        if line.strip() and line.strip()[0] not in "#;": write(line.strip())
+elif args and args[0] == "--system":
+    sys.exit("--system would read /etc/sysctl.d: the test applies the file itself")
+else:
+    for a in args:
+        if a != "-w": write(a)
+"""
+
+
+def _fake_proc_sys(root: Path, values: dict[str, str]) -> None:
+    for name, value in values.items():
+        target = root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(value + "\n")
+
+
+def _read_tree(root: Path) -> dict[str, list[int]]:
+    return {
+        str(p.relative_to(root)): [int(v) for v in p.read_text().split()]
+        for p in root.rglob("*")
+        if p.is_file()
+    }
+
+
+def _apply_os_settings(config: Path, proc_sys: Path, bin_dir: Path) -> None:
+    """Apply the generated OS settings as documented, on the fake tree.
+
+    A script (``#!``) runs as ``sh SCRIPT CONF`` with the fake sysctl first on PATH and
+    /proc/sys in its text pointed at the fake tree; the file it writes (CONF, what the host
+    loads at every boot) is then loaded again, as a reboot would. A sysctl.d file is loaded
+    as ``sysctl -p`` loads it.
+    """
+    env = {
+        **os.environ,
+        "FAKE_PROC_SYS": str(proc_sys),
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+    }
+    sysctl = str(bin_dir / "sysctl")
+    applied = 0
+    for path in sorted(config.iterdir()):
+        if not path.is_file() or not re.search(r"net\.(core|ipv4)\.", path.read_text()):
+            continue
+        text = path.read_text()
+        if text.startswith("#!"):
+            local = bin_dir / path.name
+            local.write_text(text.replace("/proc/sys", str(proc_sys)))
+            conf = bin_dir / f"{path.stem}.conf"
+            result = subprocess.run(
+                ["sh", str(local), str(conf)],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            assert result.returncode == 0, f"{path.name}: {result.stderr}"
+            if conf.exists():
+                subprocess.run([sysctl, "-p", str(conf)], env=env, check=True, timeout=60)
+            applied += 1
+        elif path.suffix == ".conf":
+            subprocess.run([sysctl, "-p", str(path)], env=env, check=True, timeout=60)
+            applied += 1
+    assert applied, "no OS settings among the generated files"
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_os_settings_never_lower_a_tuned_host(
+    designs: dict[str, Path], example: str, tmp_path: Path
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sysctl").write_text(FAKE_SYSCTL)
+    (bin_dir / "sysctl").chmod(0o755)
+    config = designs[example] / "config"
+
+    high = tmp_path / "high"
+    _fake_proc_sys(high, TUNED_HIGH)
+    before = _read_tree(high)
+    _apply_os_settings(config, high, bin_dir)
+    after = _read_tree(high)
+    lowered = {
+        name: (before[name], after[name])
+        for name in before
+        if any(b > a for b, a in zip(before[name], after[name], strict=False))
+    }
+    assert not lowered, f"the OS settings lower a host tuned higher: {lowered} (before, after)"
+
+    default = tmp_path / "default"
+    _fake_proc_sys(default, LINUX_DEFAULTS)
+    _apply_os_settings(config, default, bin_dir)
+    raised = _read_tree(default)
+    assert raised["net/core/rmem_max"][0] > 212992, "a default host's buffers are not raised"
+    assert raised["net/ipv4/tcp_slow_start_after_idle"] == [0]
+
+
+# -- failover path ----------------------------------------------------------------------------
+
+
+def _runbook(design: Path) -> str:
+    """The runbook section of design.md (from its heading to the next of that level)."""
+    text = (design / "design.md").read_text()
+    match = re.search(r"^(#+) [^\n]*[Rr]unbook[^\n]*\n(.*?)(?=^\1 |\Z)", text, re.M | re.S)
+    assert match, "design.md has no runbook section"
+    return match.group(2)
+
+
+def _failover_files(config: Path, kind: str) -> list[Path]:
+    """``failover-<lost>-to-<taker>.<kind>.sql``: promote, fence, proxysql, return.proxysql."""
+    return sorted(
+        p
+        for p in config.glob(f"failover-*-to-*.{kind}.sql")
+        if p.name.count(".") == 2 or kind.count(".")
+    )
+
+
+def _lost_and_taker(path: Path) -> tuple[str, str]:
+    match = re.match(r"failover-(.+)-to-(.+?)\.", path.name)
+    assert match, path.name
+    return match.group(1), match.group(2)
+
+
+@pytest.mark.parametrize("example", MULTI_CLUSTER)
+def test_failover_runbook_covers_every_step_with_rpo_and_rto(
+    designs: dict[str, Path], example: str
+) -> None:
+    runbook = _runbook(designs[example])
+    for step in ("detection", "decision", "promotion", "fencing", "return", "RPO", "RTO"):
+        assert step.lower() in runbook.lower(), f"the runbook says nothing of {step}"
+    promotions = _failover_files(designs[example] / "config", "promote")
+    assert promotions, "no promotion steps (config/failover-*-to-*.promote.sql)"
+    for path in promotions:
+        assert path.name in runbook, f"the runbook does not name {path.name}"
+
+
+@pytest.mark.parametrize("example", MULTI_CLUSTER)
+def test_failover_moves_writes_to_the_taker_in_proxysql(
+    designs: dict[str, Path], example: str
+) -> None:
+    """On ProxySQL's admin schema: after the failover file, nothing is sent to the lost cluster.
+
+    proxysql.sql, then failover-*.proxysql.sql: the lost cluster's servers are OFFLINE_HARD and
+    its Galera hostgroups inactive (the fence), and every query rule and user that wrote to
+    the lost cluster's writer hostgroup now writes to the taker's. The return file then
+    restores what proxysql.sql had.
+    """
+    config = designs[example] / "config"
+    moves = _failover_files(config, "proxysql")
+    assert moves, "no ProxySQL failover (config/failover-*-to-*.proxysql.sql)"
+    commands = _data_lines("proxysql_admin_commands.txt")
+    for move in moves:
+        lost, taker = _lost_and_taker(move)
+        db = _admin_db()
+        for statement in sql_statements((config / "proxysql.sql").read_text()):
+            _run_proxysql(db, statement, commands)
+        groups = dict(
+            db.execute("SELECT comment, writer_hostgroup FROM mysql_galera_hostgroups").fetchall()
+        )
+        assert lost in groups and taker in groups, (move.name, groups)
+        lost_hg, taker_hg = groups[lost], groups[taker]
+        before = _routing(db)
+        for statement in sql_statements(move.read_text()):
+            _run_proxysql(db, statement, commands)
+        online = db.execute(
+            "SELECT hostname FROM mysql_servers WHERE hostgroup_id BETWEEN ? AND ? "
+            "AND status <> 'OFFLINE_HARD'",
+            (lost_hg, lost_hg + 3),
+        ).fetchall()
+        assert not online, f"{move.name}: lost cluster's servers still in use: {online}"
+        active = db.execute(
+            "SELECT active FROM mysql_galera_hostgroups WHERE writer_hostgroup = ?", (lost_hg,)
+        ).fetchone()[0]
+        assert active == 0, f"{move.name}: ProxySQL still manages cluster {lost}"
+        after = _routing(db)
+        for what, hostgroup in before.items():
+            expected = taker_hg if hostgroup == lost_hg else hostgroup
+            assert after[what] == expected, f"{move.name}: {what} -> {after[what]}"
+        assert lost_hg not in after.values() or not before, after
+        for back in sorted(config.glob(move.name.replace(".proxysql.sql", ".return.proxysql.sql"))):
+            for statement in sql_statements(back.read_text()):
+                _run_proxysql(db, statement, commands)
+            assert _routing(db) == before, f"{back.name} does not restore the routing"
+
+
+def _routing(db: sqlite3.Connection) -> dict[str, int]:
+    """Where writes go: each query rule's and each user's hostgroup."""
+    rules = db.execute("SELECT rule_id, destination_hostgroup FROM mysql_query_rules")
+    users = db.execute("SELECT username, default_hostgroup, comment FROM mysql_users")
+    return {
+        **{f"rule {rule}": hg for rule, hg in rules.fetchall() if hg is not None},
+        **{f"user {name} ({comment})": hg for name, hg, comment in users.fetchall()},
+    }
+
+
+# -- real servers -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def deployment(designs: dict[str, Path]) -> Iterator[Deployment]:
+    """The grouped example's design started on loopback; torn down at the end, pass or fail."""
+    missing = missing_requirements()
+    if not GARBD.exists():
+        missing.append(f"{GARBD} (apt-get install galera-arbitrator-4)")
+    if shutil.which("openssl") is None:
+        missing.append("openssl")
+    if missing:
+        reason = "needs " + "; ".join(missing) + " (run .ci/install-galera)"
+        if os.environ.get("ADVISOR_REQUIRE_GALERA") == "1":
+            pytest.fail(f"ADVISOR_REQUIRE_GALERA=1 but the generated design {reason}")
+        pytest.skip(reason)
+    root = Path(tempfile.mkdtemp(prefix="advisor-design-"))
+    running = Deployment(designs[APPLIED], root)
+    try:
+        try:
+            deploy(designs[APPLIED], root, running)
+        except ServerFailed as error:
+            running.failure = str(error)
+        yield running
+    finally:
+        stop(p.process for p in running.processes())
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _started(deployment: Deployment) -> Deployment:
+    if deployment.failure is not None:
+        pytest.fail(f"the generated design did not start: {deployment.failure}")
+    return deployment
+
+
+def _same(generated: str, shown: str) -> bool:
+    """A generated value and the server's, allowing the server's spelling of it."""
+    a, b = generated.strip().strip("'\"").lower(), shown.strip().lower()
+    if a == b:
+        return True
+    truth = {"on": "1", "yes": "1", "true": "1", "off": "0", "no": "0", "false": "0"}
+    if truth.get(a, a) == truth.get(b, b):
+        return True
+    sizes = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+    for value in (a, b):
+        if value[-1:] in sizes and value[:-1].isdigit():
+            scaled = str(int(value[:-1]) * sizes[value[-1]])
+            if scaled in (a, b):
+                return True
+    try:
+        return _seconds(a) == _seconds(b)
+    except Exception:
+        return False
+
+
+def _check_variables(server: Server) -> list[str]:
+    """Differences between the server's variables and the generated files it started from."""
+    generated = server.settings
+    problems = []
+    shown_options = provider_options(server.variable("wsrep_provider_options"))
+    for name, value in generated.items():
+        if name == "wsrep_provider_options":
+            for option, option_value in provider_options(value).items():
+                if option in LOOPBACK_PROVIDER_OPTIONS:
+                    continue  # the test's own (generated_design.py); the server adds ssl://
+                if not _same(option_value, shown_options.get(option, "(absent)")):
+                    problems.append(
+                        f"{option}: file {option_value}, server {shown_options.get(option)}"
+                    )
+            continue
+        if name == "log_bin":
+            if server.variable("log_bin") != "ON" or not server.variable(
+                "log_bin_basename"
+            ).endswith("/" + value):
+                problems.append(
+                    f"log_bin: file {value}, server {server.variable('log_bin_basename')}"
+                )
+            continue
+        rows = server.query(f"SHOW GLOBAL VARIABLES LIKE '{name}'")
+        if not rows:
+            problems.append(f"{name}: not a server variable (file {value})")
+        elif not _same(value, str(rows[0][1])):
+            problems.append(f"{name}: file {value}, server {rows[0][1]}")
+    return problems
+
+
+@pytest.mark.slow
+def test_each_galera_file_boots_a_node_with_its_values(
+    designs: dict[str, Path], deployment: Deployment
+) -> None:
+    started = _started(deployment)
+    played = {s.generated.name for s in started.servers}
+    assert played == {p.name for p in started.galera_files()}
+    for server in started.servers:
+        generated = cnf_settings(server.generated.read_text())
+        provider = server.variable("wsrep_provider")
+        assert provider not in ("", "none"), server.describe()
+        assert Path(provider).is_file(), f"{server.host}: wsrep_provider {provider} missing"
+        assert server.status("wsrep_cluster_status") == "Primary", server.describe()
+        assert server.status("wsrep_ready") == "ON", server.describe()
+        options = provider_options(server.variable("wsrep_provider_options"))
+        file_options = provider_options(generated.get("wsrep_provider_options", ""))
+        # The issue's list, each named by the file and shown by the server.
+        assert "gcache.size" in file_options, f"{server.generated.name}: no gcache.size"
+        assert _same(file_options["gcache.size"], options["gcache.size"])
+        assert "wsrep_sst_method" in generated, f"{server.generated.name}: no SST method"
+        assert server.variable("wsrep_sst_method") == generated["wsrep_sst_method"]
+        threads = generated.get("wsrep_slave_threads") or generated.get("wsrep_applier_threads")
+        assert threads, f"{server.generated.name}: no applier threads"
+        assert server.variable("wsrep_slave_threads") == threads
+        problems = _check_variables(server)
+        assert not problems, f"{server.host}: {problems}\n{server.describe()}"
+
+
+@pytest.mark.slow
+def test_metro_nodes_run_with_galera_default_timeouts(deployment: Deployment) -> None:
+    """On the real servers: a cluster whose links no tail finding flags keeps the defaults."""
+    started = _started(deployment)
+    asks = _tail_asks(APPLIED)
+    for server in started.servers:
+        sites = server.cluster.split("_")
+        if {frozenset((a, b)) for a in sites for b in sites if a < b} & asks:
+            continue
+        options = provider_options(server.variable("wsrep_provider_options"))
+        shown = {k: options[k] for k in EVS_DEFAULTS_S}
+        assert not _raised_timeouts(shown), f"{server.host} ({server.cluster}): {shown}"
+
+
+@pytest.mark.slow
+def test_garbd_joins_with_the_generated_conf(deployment: Deployment) -> None:
+    started = _started(deployment)
+    assert started.garbds, "the grouped example's design has a garbd.conf"
+    for garbd in started.garbds:
+        group = shell_assignments(garbd.conf.read_text())["GALERA_GROUP"]
+        members = started.clusters()[group]
+        wait_for(
+            lambda members=members: all(
+                s.status("wsrep_cluster_size") == str(len(members) + 1) for s in members
+            ),
+            60,
+            f"{group}: garbd counted in the cluster size",
+        )
+        assert garbd.process is not None and garbd.process.poll() is None, garbd.log.read_text()
+        log = garbd.log.read_text()
+        options = provider_options(shell_assignments(garbd.conf.read_text())["GALERA_OPTIONS"])
+        # garbd logs "(<its id>, 'tcp|ssl://address')" and views as "<member id>,<segment>".
+        own = re.search(r"\((\w{8}-\w{4}), '(\w+)://", log)
+        assert own, log[-3000:]
+        if any(k.startswith("socket.ssl") for k in options):
+            assert own.group(2) == "ssl", f"garbd speaks {own.group(2)}, not TLS"
+        segments = set(re.findall(rf"^\s+{own.group(1)},(\d+)$", log, re.M))
+        assert segments == {options.get("gmcast.segment", "0")}, (segments, log[-3000:])
+
+
+def _channel_status(server: Server, channel: str) -> dict[str, str]:
+    with server.connect() as conn, conn.cursor() as cur:
+        cur.execute(f"SHOW SLAVE '{channel}' STATUS")
+        row = cur.fetchone()
+        names = [d[0] for d in cur.description]
+    return {n: str(v) for n, v in zip(names, row, strict=True)} if row else {}
+
+
+def _apply_async_sql(deployment: Deployment) -> list[tuple[Server, str]]:
+    """Run the generated asynchronous SQL where it says; return (replica, channel) pairs."""
+    channels = []
+    for path in deployment.async_files():
+        steps = sql_steps(path.read_text())
+        assert steps, f"{path.name}: no '-- N. On ...' steps"
+        for step in steps:
+            kind, where = step.where.split(" ", 1)
+            target = (
+                deployment.clusters()[where][0] if kind == "cluster" else deployment.server(where)
+            )
+            for statement in step.statements:
+                source = re.search(r"(?:MASTER|SOURCE)_HOST\s*=\s*'([^']+)'", statement)
+                if source:
+                    played = deployment.server(source.group(1))
+                    statement = statement.replace(source.group(0), "MASTER_HOST = '127.0.0.1'")
+                    statement = re.sub(
+                        r"MASTER_PORT\s*=\s*\d+", f"MASTER_PORT = {played.port}", statement
+                    )
+                statement = rewrite_text(statement, deployment.path_map)
+                target.execute(statement)
+                named = re.match(r"START SLAVE '([^']+)'", statement)
+                if named:
+                    channels.append((target, named.group(1)))
+    return channels
+
+
+def _gtid_positions(servers: list[Server]) -> dict[str, set[str]]:
+    return {s.host: set(filter(None, s.variable("gtid_binlog_pos").split(","))) for s in servers}
+
+
+@pytest.mark.slow
+def test_clusters_replicate_to_each_other_over_tls_and_converge(deployment: Deployment) -> None:
+    started = _started(deployment)
+    channels = _apply_async_sql(started)
+    assert len(channels) >= 2, "channels both ways"
+    for replica, channel in channels:
+        deadline = time.monotonic() + 30
+        status = _channel_status(replica, channel)
+        while status.get("Slave_IO_Running") != "Yes" and time.monotonic() < deadline:
+            time.sleep(0.5)
+            status = _channel_status(replica, channel)
+        assert status.get("Slave_IO_Running") == "Yes", (
+            f"channel {channel} on {replica.host}: {status.get('Last_IO_Error')}"
+        )
+        assert status["Slave_SQL_Running"] == "Yes", status
+        assert status["Master_SSL_Allowed"] == "Yes", status
+    for server in {id(r): r for r, _ in channels}.values():
+        grants = " ".join(str(r[0]) for r in server.query("SHOW GRANTS FOR 'repl'@'%'"))
+        assert "REQUIRE SSL" in grants or "REQUIRE X509" in grants, grants
+    # Writes in every cluster, through each cluster's first node (Galera carries them on).
+    for index, (cluster, members) in enumerate(sorted(started.clusters().items())):
+        schema = f"probe_{index}"
+        members[0].execute(
+            f"CREATE DATABASE {schema}",
+            f"CREATE TABLE {schema}.t (id INT PRIMARY KEY, cluster VARCHAR(64))",
+            *(f"INSERT INTO {schema}.t VALUES ({i}, '{cluster}')" for i in range(20)),
+        )
+    counts = len(started.clusters()) * 20
+
+    def converged() -> dict[str, set[str]] | None:
+        positions = _gtid_positions(started.servers)
+        rows = [
+            sum(
+                s.query(f"SELECT COUNT(*) FROM probe_{i}.t")[0][0]
+                if s.query(f"SHOW DATABASES LIKE 'probe_{i}'")
+                else 0
+                for i in range(len(started.clusters()))
+            )
+            for s in started.servers
+        ]
+        same = len({frozenset(p) for p in positions.values()}) == 1
+        return positions if same and all(r == counts for r in rows) else None
+
+    positions = wait_for(converged, 60, f"one GTID position ({_gtid_positions(started.servers)})")
+    domains = {gtid.split("-")[0] for gtid in next(iter(positions.values()))}
+    assert len(domains) >= len(started.clusters()), positions  # a domain per cluster
+
+
+def _client(server: Server, path: Path, path_map: dict[str, str]) -> str:
+    """Run a generated SQL file with the mariadb client, as its header says; return stdout."""
+    client = shutil.which("mariadb") or shutil.which("mysql")
+    assert client is not None, "the mariadb client (mariadb-client)"
+    result = subprocess.run(
+        [client, f"--socket={server.socket}", "-uroot", "--batch"],
+        input=rewrite_text(path.read_text(), path_map),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, f"{path.name} on {server.host}: {result.stderr}"
+    return result.stdout
+
+
+@pytest.mark.slow
+def test_runbook_promotion_steps_run_and_the_survivor_takes_writes(
+    designs: dict[str, Path], deployment: Deployment
+) -> None:
+    """A whole cluster is lost; the promotion file runs on the taker, which takes writes;
+    the fencing file makes the lost cluster's node refuse writes when it comes back."""
+    started = _started(deployment)
+    config = designs[APPLIED] / "config"
+    promotions = _failover_files(config, "promote")
+    assert promotions, "no promotion steps (config/failover-*-to-*.promote.sql)"
+    promote = promotions[0]
+    lost, taker = _lost_and_taker(promote)
+    clusters = started.clusters()
+    header = promote.read_text()
+    on_host = re.search(r"^-- Run on (\S+) \(cluster", header, re.M)
+    assert on_host, f"{promote.name}: does not say where it runs"
+    replica = started.server(on_host.group(1))
+    assert replica.cluster == taker, (replica.host, taker)
+    # The lost cluster's last commit, replicated before it dies (the RPO is about later ones).
+    clusters[lost][0].execute(
+        "CREATE DATABASE IF NOT EXISTS before_loss",
+        "CREATE TABLE before_loss.t (id INT PRIMARY KEY)",
+        "INSERT INTO before_loss.t VALUES (1)",
+    )
+    lost_pos = clusters[lost][0].variable("gtid_binlog_pos")
+    wait_for(
+        lambda: (
+            replica.query("SHOW DATABASES LIKE 'before_loss'")
+            and replica.query("SELECT COUNT(*) FROM before_loss.t")[0][0] == 1
+        ),
+        30,
+        "the last commit of the lost cluster reaches the taker",
+    )
+    for server in clusters[lost]:
+        kill(server)
+    output = _client(replica, promote, started.path_map)
+    print(output)
+    recorded = replica.query(
+        "SELECT lost_cluster, taker_cluster, replica_pos FROM advisor.failover_log "
+        "ORDER BY id DESC LIMIT 1"
+    )[0]
+    assert recorded[:2] == (lost, taker)
+    lost_domain = {g.split("-")[0]: g for g in lost_pos.split(",")}
+    for gtid in str(recorded[2]).split(","):
+        if gtid.split("-")[0] in lost_domain:
+            assert gtid == lost_domain[gtid.split("-")[0]], (gtid, lost_pos)
+    # The survivor takes writes, on every node of its cluster.
+    writer = clusters[taker][0]
+    assert writer.variable("read_only") == "OFF"
+    writer.execute(
+        "CREATE DATABASE IF NOT EXISTS promoted",
+        "CREATE TABLE promoted.t (id INT PRIMARY KEY)",
+        "INSERT INTO promoted.t VALUES (1)",
+    )
+    for member in clusters[taker]:
+        wait_for(
+            lambda m=member: (
+                m.query("SHOW DATABASES LIKE 'promoted'")
+                and m.query("SELECT COUNT(*) FROM promoted.t")[0][0] == 1
+            ),
+            20,
+            f"{member.host} sees the survivor's write",
+        )
+    # The lost cluster comes back: the fencing file, first thing, makes it refuse writes.
+    fence = promote.with_name(promote.name.replace(".promote.sql", ".fence.sql"))
+    assert fence.exists(), f"no fencing file {fence.name}"
+    old = clusters[lost][0]
+    # A node killed alone leaves safe_to_bootstrap: 0; Codership's recovery procedure sets it
+    # on the node with the last commit before bootstrapping (Galera docs, Crash Recovery).
+    grastate = old.datadir / "grastate.dat"
+    grastate.write_text(
+        grastate.read_text().replace("safe_to_bootstrap: 0", "safe_to_bootstrap: 1")
+    )
+    start(old, bootstrap=True)
+    _client(old, fence, started.path_map)
+    assert old.variable("read_only") == "ON"
+    old.execute(
+        f"CREATE USER app@localhost IDENTIFIED BY '{SECRET}'",
+        "GRANT ALL ON before_loss.* TO app@localhost",
+    )
+    import pymysql
+
+    with (
+        pymysql.connect(
+            unix_socket=str(old.socket), user="app", password=SECRET, autocommit=True
+        ) as conn,
+        conn.cursor() as cur,
+        pytest.raises(pymysql.err.OperationalError) as refused,
+    ):
+        cur.execute("INSERT INTO before_loss.t VALUES (2)")
+    assert refused.value.args[0] == 1290, refused.value  # ER_OPTION_PREVENTS_STATEMENT
