@@ -14,6 +14,8 @@ from __future__ import annotations
 __all__ = [
     "DEFAULT_BANDWIDTH_MBPS",
     "GALERA_ACK_BYTES",
+    "MAX_SITES",
+    "MAX_TOTAL_MEASUREMENT_FILES",
     "LinkEvidence",
     "MeasuredRtt",
     "RttEstimate",
@@ -24,7 +26,9 @@ __all__ = [
 
 import itertools
 import math
+import os
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -41,6 +45,18 @@ from advisor.model.rtt import RttDistribution
 DEFAULT_BANDWIDTH_MBPS = 1000.0
 # Size of a Galera acknowledgement on the wire [bytes]: a small EVS message (gap/ack).
 GALERA_ACK_BYTES = 128
+
+
+# Most member sites a topology may have. The engine's work and memory grow with the square of
+# the sites (every pair's evidence; a cluster's Monte Carlo draws are draws x sites x sites):
+# 30 sites take seconds and about 600 MB, 60 sites a minute and 1.5 GB, 1,000 sites would
+# need 24 GB for the pairs' evidence alone (BENCHMARKS.md, SECURITY.md). A Galera cluster
+# spans a handful of sites; 32 leaves room for a whole fleet of regions in one file.
+MAX_SITES = 32
+# The measurement files of one topology together, as a multiple of the per-file limit
+# (Limits.measurement_bytes, --max-file-mb): 1 GB by default. A file named by several
+# entries counts, and is read, once.
+MAX_TOTAL_MEASUREMENT_FILES = 5
 
 
 @dataclass(frozen=True)
@@ -198,11 +214,21 @@ def gather_links(loaded: LoadedTopology) -> list[LinkEvidence]:
     number of hops) and below by its physical floor (:class:`RttEstimate`).
     """
     sites = member_sites(loaded)
+    if len(sites) > MAX_SITES:
+        raise AdvisorError(
+            f"{len(sites)} sites hold nodes or an arbitrator, more than the {MAX_SITES} the "
+            "engine evaluates in bounded time and memory (SECURITY.md); split the topology",
+            loaded.location("sites"),
+        )
+    _check_total_bytes(loaded)
     where = {link.pair: i for i, link in enumerate(loaded.topology.links)}
-    links = [
-        _pair(loaded, a, b, where.get(frozenset((a.name, b.name))))
-        for a, b in itertools.combinations(sites, 2)
-    ]
+    files: _FileCache = {}
+    links = _shared_writeset_caches(
+        [
+            _pair(loaded, a, b, where.get(frozenset((a.name, b.name))), files)
+            for a, b in itertools.combinations(sites, 2)
+        ]
+    )
     if not any(link.rtt_source == "estimated" for link in links):
         return links
     names = [s.name for s in sites]
@@ -218,6 +244,29 @@ def gather_links(loaded: LoadedTopology) -> list[LinkEvidence]:
         link if link.estimate is None else _bounded(link, names, measured_ms, best_ms, hop, index)
         for link in links
     ]
+
+
+def _shared_writeset_caches(links: list[LinkEvidence]) -> list[LinkEvidence]:
+    """Links with the same evidence (one file named by several entries) share their write-set
+    round trips: each is a distribution as large as the file, computed once, not per link."""
+    shared: dict[
+        tuple[object, ...], dict[float, tuple[RttDistribution, Literal["measured", "modelled"]]]
+    ] = {}
+    out = []
+    for link in links:
+        key = (
+            id(link.rtt),
+            link.effective_bandwidth_mbps,
+            # the floor clips only a sized TCP measurement shifted to another size
+            link.floor_rtt_ms if any(m.method == "tcp_rr" for m in link.measurements) else None,
+            tuple((id(m.distribution), m.method, m.request_bytes) for m in link.measurements),
+        )
+        if link.measurements and key in shared:
+            link = replace(link, _writeset_cache=shared[key])
+        else:
+            shared[key] = link._writeset_cache
+        out.append(link)
+    return out
 
 
 def _bounded(
@@ -267,7 +316,41 @@ def _bounded(
     return replace(link, rtt=estimate_distribution(p50), estimate=estimate, _writeset_cache={})
 
 
-def _pair(loaded: LoadedTopology, a: Site, b: Site, index: int | None) -> LinkEvidence:
+# A measurement file read once per topology, whatever number of entries name it: (resolved
+# path, format, burst, loss given) -> (what the parser found, its distribution).
+_FileCache = dict[
+    tuple[Path, str, int | None, float | None],
+    tuple[ParsedMeasurement | None, RttDistribution | None],
+]
+
+
+def _check_total_bytes(loaded: LoadedTopology) -> None:
+    """Refuse, before reading any, measurement files too large together."""
+    limit = MAX_TOTAL_MEASUREMENT_FILES * loaded.limits.measurement_bytes
+    sizes: dict[Path, int] = {}
+    for index, link in enumerate(loaded.topology.links):
+        for number, spec in enumerate(link.measurements):
+            if spec.file is None:
+                continue
+            key = ("links", index, "measurements", number, "file")
+            path = loaded.resolve_inside(spec.file, *key)
+            try:
+                real = path.resolve()
+                sizes[real] = os.stat(real).st_size
+            except (OSError, ValueError):
+                continue  # reading it says what is wrong, with its own message
+            if sum(sizes.values()) > limit:
+                raise AdvisorError(
+                    f"the measurement files together are more than {limit / 2**20:.0f} MB "
+                    f"({MAX_TOTAL_MEASUREMENT_FILES} times --max-file-mb); this one "
+                    f"reaches {sum(sizes.values()) / 2**20:.0f} MB",
+                    loaded.location(*key),
+                )
+
+
+def _pair(
+    loaded: LoadedTopology, a: Site, b: Site, index: int | None, files: _FileCache
+) -> LinkEvidence:
     link = loaded.topology.links[index] if index is not None else None
     key: tuple[str | int, ...] = ("links", index) if index is not None else ("sites",)
     spec = link or Link(sites=[a.name, b.name])
@@ -275,7 +358,7 @@ def _pair(loaded: LoadedTopology, a: Site, b: Site, index: int | None) -> LinkEv
     path_km = spec.route_km or distance_km
     floor = float(physics.floor_rtt_ms(path_km, spec.medium)) if path_km else None
     measured = tuple(
-        _read(loaded, m, (*key, "measurements", i)) for i, m in enumerate(spec.measurements)
+        _read(loaded, m, (*key, "measurements", i), files) for i, m in enumerate(spec.measurements)
     )
     estimate = None
     if measured:
@@ -357,7 +440,9 @@ def _small_message_rtt(measured: tuple[MeasuredRtt, ...]) -> RttDistribution:
     return min(measured, key=lambda m: m.request_bytes or 0).distribution
 
 
-def _read(loaded: LoadedTopology, spec: Measurement, key: tuple[str | int, ...]) -> MeasuredRtt:
+def _read(
+    loaded: LoadedTopology, spec: Measurement, key: tuple[str | int, ...], files: _FileCache
+) -> MeasuredRtt:
     if spec.samples_ms is not None:
         dist = RttDistribution.from_samples(spec.samples_ms, loss=spec.loss or 0.0)
         return MeasuredRtt(
@@ -372,9 +457,13 @@ def _read(loaded: LoadedTopology, spec: Measurement, key: tuple[str | int, ...])
     path = loaded.resolve_inside(spec.file, *key, "file")
     if not path.exists():
         raise AdvisorError(f"measurement file not found: {path}", loaded.location(*key, "file"))
-    parsed = parse_file(
-        path, spec.file_format, max_bytes=loaded.limits.measurement_bytes, **_parser_options(spec)
-    )
+    options = _parser_options(spec)
+    cache_key = (path.resolve(), spec.file_format, options.get("burst"), spec.loss)
+    parsed, distribution = files.get(cache_key, (None, None))
+    if parsed is None:
+        parsed = parse_file(
+            path, spec.file_format, max_bytes=loaded.limits.measurement_bytes, **options
+        )
     request = spec.request_bytes or (parsed.request_bytes if spec.method == "tcp_rr" else None)
     response = spec.response_bytes or (parsed.response_bytes if spec.method == "tcp_rr" else None)
     if spec.method == "tcp_rr" and not request:
@@ -382,11 +471,19 @@ def _read(loaded: LoadedTopology, spec: Measurement, key: tuple[str | int, ...])
             "tcp_rr measurement needs request_bytes: the file does not state the request size",
             loaded.location(*key),
         )
+    if distribution is None:
+        distribution = _checked_distribution(parsed, spec, path)
+        files[cache_key] = parsed, distribution
+    return MeasuredRtt(spec, distribution, spec.file, parsed.tool, request, response, parsed.notes)
+
+
+def _checked_distribution(
+    parsed: ParsedMeasurement, spec: Measurement, path: Path
+) -> RttDistribution:
     try:
-        distribution = _distribution(parsed, spec)
+        return _distribution(parsed, spec)
     except ValueError as error:  # e.g. percentiles in the log that decrease
         raise AdvisorError(str(error), Location(str(path))) from None
-    return MeasuredRtt(spec, distribution, spec.file, parsed.tool, request, response, parsed.notes)
 
 
 def _parser_options(spec: Measurement) -> dict[str, int]:
