@@ -16,16 +16,24 @@ What the test rewrites, and why:
   ``log_error``, ``tmpdir``, ``wsrep_node_address``, ``wsrep_node_name``,
   ``wsrep_sst_receive_address``): replaced when the file sets them, added when it does not
   (``wsrep_node_name`` is the placeholder host the server plays, so donor lists still match).
-- the directory of TLS files (certificates and keys) becomes the test's, in the
-  configuration, the SQL and the certificate commands alike (the test cannot write /etc).
-- ``<password>`` placeholders become a test secret.
+- the directory of TLS files (``/etc/mysql/ssl``) becomes the folder the generated
+  make-certificates.sh wrote, in the configuration (``ssl_*``, ``socket.ssl_*``), garbd.conf
+  and the SQL alike (the test cannot write /etc).
+- make-certificates.sh: its ``HOSTS`` list of placeholder names becomes ``127.0.0.1``, the
+  address every server has here, so the certificates name what the replicas connect to (the
+  generated channels verify the source's certificate against MASTER_HOST).
+- ``<...password>`` placeholders become a test secret.
 - in the asynchronous SQL, ``MASTER_HOST`` and ``MASTER_PORT`` become the loopback address and
   port of the server playing that host.
 - garbd.conf: ``GALERA_NODES`` as ``wsrep_cluster_address``, loopback listen options appended
   to ``GALERA_OPTIONS``, and ``LOG_FILE`` / ``WORK_DIR`` added.
 
 Added only when the file does not set them, to start fast on a small machine:
-``innodb_buffer_pool_size = 64M`` and ``innodb_log_file_size = 16M``.
+``innodb_buffer_pool_size = 64M`` and ``innodb_log_file_size = 16M``. Everything else,
+gcache.size included, is applied as generated.
+
+Each server plays one placeholder host: the one the asynchronous SQL names at its site, else
+the site's first; its own file ``config/nodes/<host>.cnf`` is applied after the site's.
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,7 +80,6 @@ PLACEMENT_KEYS = (
 )
 SPEED_DEFAULTS = {"innodb_buffer_pool_size": "64M", "innodb_log_file_size": "16M"}
 _SETTING = re.compile(r"^(\s*)([A-Za-z][\w.-]*)(\s*=\s*)(.*?)\s*$")
-_PER_NODE = re.compile(r"^#\s+on (\S+): ([\w.-]+) = (.+?)\s*$")
 
 
 class ServerFailed(RuntimeError):
@@ -121,15 +128,6 @@ def provider_options(value: str) -> dict[str, str]:
     return options
 
 
-def per_node_settings(text: str, host: str) -> dict[str, str]:
-    """Settings the file asks to add on one node only (``#   on HOST: key = value``)."""
-    return {
-        key(m.group(2)): m.group(3)
-        for m in map(_PER_NODE.match, text.splitlines())
-        if m and m.group(1) == host
-    }
-
-
 def file_site(text: str) -> str:
     """The site a Galera file is for, from its header (``... at site paris-1:``)."""
     match = re.search(r"^# Galera settings for the nodes of cluster \S+ at site (\S+):", text, re.M)
@@ -142,12 +140,6 @@ def file_hosts(text: str, site: str) -> list[str]:
     """The placeholder hosts of ``site`` the file names (``paris-1-db1`` ...)."""
     names = re.findall(rf"\b{re.escape(site)}-db\d+\b", text)
     return list(dict.fromkeys(names))
-
-
-def gcomm_hosts(value: str) -> list[str]:
-    """Hosts of a ``gcomm://a,b:4567,c`` address (ports dropped)."""
-    body = unquote(value).removeprefix("gcomm://").split("?", 1)[0]
-    return [part.rsplit(":", 1)[0] if ":" in part else part for part in body.split(",") if part]
 
 
 def shell_assignments(text: str) -> dict[str, str]:
@@ -315,9 +307,6 @@ def loopback_config(server: Server, members: list[Server], path_map: dict[str, s
         added["wsrep_provider_options"] = (
             '"' + "; ".join(f"{k}={v}" for k, v in loopback_options.items()) + '"'
         )
-    for name, value in per_node_settings(text, server.host).items():
-        if name not in seen:
-            added[name] = rewrite_text(value, path_map)
     server.changes += [f"{k}: added {v}" for k, v in added.items()]
     lines += ["", "# added by the test (see tests/integration/generated_design.py)", "[mysqld]"]
     lines += [f"{k} = {v}" for k, v in added.items()]
@@ -553,15 +542,6 @@ def wait_for(check: Any, timeout_s: float, what: str, interval_s: float = 0.3) -
     raise AssertionError(f"{what}: not reached in {timeout_s:.0f} s (last: {value!r})")
 
 
-@contextlib.contextmanager
-def running(processes: list[Any]) -> Iterator[None]:
-    """Stop every process of ``processes`` (Servers and Garbds, added while running) at exit."""
-    try:
-        yield
-    finally:
-        stop(p.process for p in processes)
-
-
 # -- a whole design ----------------------------------------------------------------------------
 
 _TLS_KEYS = ("ssl_ca", "ssl_cert", "ssl_key", "ssl_capath")
@@ -622,6 +602,9 @@ def tls_paths(config_dir: Path) -> list[str]:
         settings = cnf_settings(path.read_text())
         paths += [settings[k] for k in _TLS_KEYS if k in settings]
         options = provider_options(settings.get("wsrep_provider_options", ""))
+        paths += [v for k, v in options.items() if _TLS_OPTION.match(k)]
+    for path in config_dir.glob("garbd*.conf"):
+        options = provider_options(shell_assignments(path.read_text()).get("GALERA_OPTIONS", ""))
         paths += [v for k, v in options.items() if _TLS_OPTION.match(k)]
     for path in config_dir.glob("async-replication-*.sql"):
         paths += _SQL_TLS.findall(path.read_text())
