@@ -25,8 +25,9 @@ def _samples(columns: dict[str, list[object]], every_s: float = 10.0) -> list[St
 
 
 # Five samples 10 s apart, as SHOW GLOBAL STATUS prints them (strings). By hand:
-#   write sets (replicated + received) per interval: 300, 600, 300, 200 -> 30, 60, 30, 20 /s;
-#   average 1400 / 40 s = 35 /s, peak 60 /s.
+#   write sets (replicated + received) per interval: 300, 600, 300, 200;
+#   commits: those less this node's certification failures (0, 10, 0, 20): 300, 590, 300, 180
+#   -> 30, 59, 30, 18 /s; average 1370 / 40 s = 34.25 /s, peak 59 /s.
 #   bytes (replicated + received) per interval: 300000, 600000, 300000, 250000;
 #   per write set 1000, 1000, 1000, 1250 with weights 300, 600, 300, 200:
 #   p50 = 1000 (600 of 1400 below 1000 is < 50 %, 1200 reaches it), p99 = 1250.
@@ -62,12 +63,28 @@ RECORDED = {
 
 def test_commit_rate_average_is_time_weighted_and_peak_is_the_busiest_interval() -> None:
     summary = summarise_status(_samples(RECORDED))
-    assert summary.commits_per_s.avg == pytest.approx(35.0)
-    assert summary.commits_per_s.peak == pytest.approx(60.0)
+    assert summary.commits_per_s.avg == pytest.approx(34.25)
+    assert summary.commits_per_s.peak == pytest.approx(59.0)
     assert summary.local_commits_per_s.avg == pytest.approx(900 / 40)
     assert summary.intervals_used == 4
     assert summary.intervals_dropped == 0
     assert summary.restarts == 0
+
+
+def test_commits_count_ordered_write_sets_less_certification_failures() -> None:
+    # Issue 14: replicated + received read 101/s for 80/s written. Per interval, by hand:
+    # seqnos 85, 82 (write sets ordered, failed ones included); replicated + received 90, 95
+    # (retried autocommits twice, commit cuts); this node's failures 3, 1 -> 82, 81 commits.
+    recorded = {
+        "Uptime": [100, 101, 102],
+        "wsrep_last_committed": [1000, 1085, 1167],
+        "wsrep_replicated": [0, 45, 90],
+        "wsrep_received": [0, 45, 95],
+        "wsrep_local_cert_failures": [7, 10, 11],
+    }
+    summary = summarise_status(_samples(recorded, every_s=1.0))
+    assert summary.commits_per_s.avg == pytest.approx(81.5)
+    assert summary.commits_per_s.peak == pytest.approx(82.0)
 
 
 def test_bytes_per_second_peaks_per_direction_and_for_the_whole_cluster() -> None:

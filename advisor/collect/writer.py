@@ -138,8 +138,8 @@ def _workload(evidence: CollectedEvidence) -> CommentedMap:
     if commits is not None:
         section["commits_per_s"] = commits
         section.yaml_add_eol_comment(
-            f"(wsrep_replicated + wsrep_received) per {interval} interval: write transactions "
-            "of the whole cluster",
+            f"wsrep_last_committed less wsrep_local_cert_failures per {interval} interval: "
+            "write transactions of the whole cluster",
             "commits_per_s",
         )
     if evidence.writeset is not None:

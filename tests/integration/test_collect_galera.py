@@ -202,10 +202,13 @@ def test_collect_finds_the_hot_row_and_the_rates_the_workload_made(
     assert "changes in the run, from server_id 1, 2\n" in text  # both writers' nodes
 
     commits = workload["commits_per_s"]
-    # Plausible, not exact: in full-suite runs collect reported 101/s for 80/s written (twice,
-    # the same figure; alone it reads 80). The cause is not found yet (see the issue-5 note),
-    # so the test holds it to a band that still catches a wrong counter (2x or 0.5x).
-    assert 0.75 * commit_rate <= commits["avg"] <= 1.5 * commit_rate
+    # In full-suite runs wsrep_replicated + wsrep_received read 101/s for 80/s written. That
+    # sum counts write sets that fail certification (an autocommit retried after a conflict
+    # on the hot row counts twice) and commit cuts: 82.1/s for 80.2/s here on an idle
+    # machine, more with the conflicts of a loaded one. collect now counts ordered write
+    # sets (wsrep_last_committed) less certification failures (advisor/collect/status.py,
+    # issue 14); only the other writer node's failures, which node 1 cannot see, remain.
+    assert commits["avg"] == pytest.approx(commit_rate, rel=0.25)
     assert commits["avg"] <= commits["peak"] <= 2 * commit_rate
     # Each write set holds the 200-byte pad twice (before and after image) plus keys and
     # headers, and the row is small otherwise: between 400 B and 4 kB per write set.
@@ -226,7 +229,7 @@ def test_collect_finds_the_hot_row_and_the_rates_the_workload_made(
     # the whole-table count is an upper bound on the hottest row: under load it was seen at
     # 101/s for 80/s written (1 run in 5), so it is held to a band, not to +-25 %.
     assert 0.75 * commit_rate <= evidence.hot_rows[0].updates_per_s <= 1.5 * commit_rate
-    assert 0.75 * commit_rate <= evidence.status.commits_per_s.avg <= 1.5 * commit_rate
+    assert evidence.status.commits_per_s.avg == pytest.approx(commit_rate, rel=0.25)
     assert evidence.status.cluster_size_min == evidence.status.cluster_size_max == 3
     assert evidence.status.repl_latency is not None
 
