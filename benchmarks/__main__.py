@@ -25,34 +25,41 @@ from benchmarks.cases import rows
 REPO = Path(__file__).resolve().parents[1]
 CALIBRATION = REPO / "benchmarks" / "calibration"  # a copy of ../shared/calibration
 
-# What to change when a speed target is missed, from profiling it (issue 6). Shown only for
+# What to change when a speed target is missed, from profiling it (issue 13). Shown only for
 # a missed target, under the profile of that run, which is the current word on where time goes.
 NEXT = {
     "cli": (
-        "the library call is a fraction of the process (its time under cProfile is above); "
-        "most of the rest is start-up on top of the bare three: networkx (70 to 100 ms, "
-        "imported by quorum.py for the bridges and articulation points of a few dozen sites), "
-        "advisor's own modules (pydantic model classes built at import), typer's dispatch, "
-        "and the 16 rule files parsed by PyYAML's pure-Python loader (about 40 ms). 1.5 "
-        "times leaves half the baseline (about 80 ms here) for typer, advisor's modules and "
-        "the library call together. Next: bridges and articulation points in "
-        "a few lines of Python instead of networkx, `yaml.CSafeLoader` for the rules (or the "
-        "pack shipped as one JSON file), fewer Monte Carlo draws for candidate screening on "
-        "small topologies. That would reach about 2 times; below that, the target needs "
-        "restating or a lazier CLI"
+        "the process is the bare three imports plus typer (about 25 ms), pydantic's model "
+        "building for the topology and result models (its plugin loader imports "
+        "importlib.metadata, about 20 ms), advisor's own modules (about 60 ms of class and "
+        "dataclass creation) and the library call (about 35 ms). networkx (145 ms) and the "
+        "pure-Python YAML loader for the rules (90 ms) are gone. What is left needs the "
+        "pydantic models built lazily (topology validation without the result models), "
+        "fewer dataclasses at import, or a start-up that skips typer for `recommend`"
     ),
+    "startup": "the detail lists what recommend imports beyond the bare three; see `cli`",
     "many_sites_time": (
-        "see the profile above. The causes of the 601 s this benchmark first measured were "
-        "per-pair RTT draws redone for every writer of every candidate cluster, `np.quantile` "
-        "with 20,000 levels per call (a `unique` and a `partition` each), and "
-        "(draws x sites x sites) path arrays per writer; look there first"
+        "see the profile above: the commit draws (`galera._matrices` and `_longest_paths`, "
+        "one (draws x sites x sites) gather per candidate cluster of the grouping search) and "
+        "the per-pair quantiles dominate; the sample files now take a fraction of a second. "
+        "Next: reuse one cluster's draw matrices for its sub-clusters, and spread independent "
+        "candidate clusters over both cores"
     ),
     "many_sites_rss": (
         "commit draws are (20,000 x sites x sites) arrays, about 72 MB each at 30 sites in "
         "float32; reduce over paths in blocks of draws, and keep fewer of them alive at once"
     ),
+    "samples": "see advisor/measurements/scan.py: decimal_lines decodes 8 bytes at a time",
+    "ping": "parse_file is vectorised over bytes; see advisor/measurements/scan.py",
     "pingparsing": "see where the time goes above; parse_file is vectorised over bytes",
     "sweep": "the sweep should be one numpy expression per option; see the profile above",
+    "fleet": (
+        "a small topology costs about 125 ms of engine on this machine: the full Monte "
+        "Carlo (20,000 draws) for every candidate cluster, the grouping search's screening "
+        "(2,000 draws) and the verdict redone at both ends of every estimate's range. Next: "
+        "draws drawn once per pair and sliced for the screen, quantiles on sorted levels, "
+        "fewer Python calls per candidate cluster"
+    ),
 }
 
 
@@ -139,9 +146,12 @@ def document(
         "",
         "## Speed",
         "",
-        "Each ratio is taken between runs made back to back in the same session, several times, "
-        "and the median reported; absolute times are medians too. The machine may be shared, "
-        "so absolute times carry noise the ratios mostly cancel.",
+        "Every figure stands beside its yardstick, measured in the same run (alternating with "
+        "it where both are timed), and the ratio of the two; medians of several runs. The "
+        "targets are those of issue 13, the times for a quiet machine of this kind: on a "
+        "shared machine the absolute times carry noise that the ratios mostly cancel. "
+        "Processes run with a bytecode cache (`PYTHONPYCACHEPREFIX` in a temporary folder), "
+        "as an installed package has.",
         "",
         speed.markdown(figures).rstrip(),
         "",
@@ -153,7 +163,7 @@ def document(
             f"{speed.format_target(f)}): {NEXT.get(f.key, 'not yet profiled')}."
             for f in missed
         ]
-        lines += ["", "These belong to the engine (advisor/), reported on issue 6.", ""]
+        lines += ["", "These belong to the engine (advisor/), reported on issue 13.", ""]
     else:
         lines += ["Every speed target is met.", ""]
     lines += [
