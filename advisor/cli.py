@@ -47,7 +47,9 @@ def _load(path: Path, root: Path | None, max_file_mb: float) -> LoadedTopology:
 
 
 def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
-    typer.echo(f"advisor: {message}", err=True)
+    from advisor.text.escape import terminal
+
+    typer.echo(f"advisor: {terminal(message)}", err=True)  # a message may quote the input
     raise typer.Exit(code)
 
 
@@ -286,12 +288,13 @@ def validate(
 ) -> None:
     """Check topology files and the measurement files they name; list every error."""
     from advisor.inputs.loading import Limits
+    from advisor.text.escape import terminal
     from advisor.validate import validate_files
 
     limits = Limits(measurement_bytes=int(max_file_mb * 2**20))
     problems = validate_files(files, limits=limits, measurements_root=measurements_root)
     for problem in problems:
-        typer.echo(str(problem), err=True)
+        typer.echo(terminal(str(problem)), err=True)
     if problems:
         raise typer.Exit(EXIT_BAD_INPUT)
     typer.echo(f"{len(files)} file(s) valid")

@@ -101,3 +101,17 @@ def test_rule_files_reach_the_terminal_escaped(tmp_path):
 
 def test_terminal_keeps_newlines_and_tabs():
     assert terminal("a\tb\nc\x07") == "a\tb\nc\\x07"
+
+
+def test_an_error_message_quoting_the_input_reaches_stderr_escaped(tmp_path, monkeypatch):
+    from advisor import analysis
+    from advisor.errors import AdvisorError
+
+    def hostile(*args, **kwargs):
+        raise AdvisorError("bad name 'x\x1b]52;c;aGk=\x07'")
+
+    path, _ = _recommendation(tmp_path)
+    monkeypatch.setattr(analysis, "analyse", hostile)
+    result = CliRunner().invoke(app, ["sweep", str(path), "--vary", "rtt", "--range", "0:9"])
+    assert result.exit_code == 2
+    assert result.stderr == "advisor: bad name 'x\\x1b]52;c;aGk=\\x07'\n"
