@@ -513,7 +513,7 @@ def test_install_completion_writes_under_home(
         (["--user", "u", "--ssl-ca", "{tmp}/ca.pem"], "--ssl-ca: no such file '{tmp}/ca.pem'"),
         (
             ["--user", "u", "--defaults-file", "{tmp}/my.cnf"],
-            "{tmp}/my.cnf: cannot read the defaults file: No such file or directory",
+            "{tmp}/my.cnf: defaults file not found",
         ),
     ],
     ids=[

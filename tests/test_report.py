@@ -130,7 +130,7 @@ def test_hostile_names_are_escaped_for_each_format(write: Callable[..., Path]) -
         SMALL.replace("name: small", 'name: "evil <script>alert(1)</script> | x"')
         + """
 workload:
-  hot_rows: [{name: "t id=1'; DROP TABLE x; --\\n[link](http://evil)", updates_per_s: 1}]
+  hot_rows: [{name: "t id=1'; DROP TABLE x; -- [link](http://evil)", updates_per_s: 1}]
 """
     )
     files = render_documents(analyse(write(text)))
@@ -156,13 +156,14 @@ workload:
     - {name: "x\\nDELETE FROM mysql_servers; --", updates_per_s: 50, writer_sites: [b]}
 """
     )
-    analysis = analyse(write(text))
-    assert analysis.chosen.architecture == "per_site_clusters"
-    sql = render_documents(analysis, formats=())["config/proxysql.sql"]
-    assert "x DELETE FROM mysql_servers; --" in sql
-    assert not [
-        line for line in sql.splitlines() if "DELETE FROM" in line and not line.startswith("--")
-    ]
+    # Issue 14: the loader refuses control characters in names, newlines included.
+    with pytest.raises(AdvisorError, match=r"hot_rows\[0\]\.name: must not contain control"):
+        analyse(write(text))
+    # And should one reach a template anyway, it stays inside its comment line and literal.
+    assert (
+        commented("x\nDELETE FROM mysql_servers; --", "-- ") == "-- x DELETE FROM mysql_servers; --"
+    )
+    assert sqlite_str("x\nDELETE") == "'x DELETE'"
 
 
 def test_a_user_template_overrides_one_block_of_the_default(tmp_path: Path) -> None:
