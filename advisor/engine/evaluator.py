@@ -12,8 +12,9 @@ from __future__ import annotations
 
 __all__ = ["Evaluator"]
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property
+from typing import cast
 
 import numpy as np
 
@@ -131,9 +132,12 @@ class Evaluator:
             else:
                 link = self.links[key]
                 small, at_low, at_high = link.rtt, *(link.writeset_rtt(s)[0] for s in (low, high))
-            u = galera.uniforms(a, b, self.draws)
-            small_draws, low_draws = galera.draw_pair(small, at_low, u)
-            high_draws = at_high.quantile(u) if high > low else low_draws
+            at = _at_levels(galera.uniforms(a, b, self.draws))
+            # float32, as galera.draw_pair draws them
+            small_draws, low_draws = (
+                cast(FloatArray, at(dist).astype(np.float32)) for dist in (small, at_low)
+            )
+            high_draws = at(at_high) if high > low else low_draws
             at_burst = pipeline.rtt_at_bytes(
                 self._bursts, low, low_draws, high, high_draws, small_draws
             )
@@ -470,3 +474,22 @@ class Evaluator:
         limited: LimitedBy = "send window" if queued else "commit latency"
         txn = summarise(run.txn_ms, ("p50", "p95"))
         return Throughput(run.commits_per_s, txn, limited)
+
+
+def _at_levels(u: FloatArray) -> Callable[[RttDistribution], FloatArray]:
+    """Quantiles of distributions at the random levels ``u``, taken at ``u`` in sorted order.
+
+    A quantile is one value per level, so the order does not change any value; but
+    ``np.interp`` (percentile and point distributions) walks sorted levels instead of
+    searching its knots afresh for each, about five times faster on 20,000 draws, and the
+    sort is paid once for the three distributions of a pair.
+    """
+    order = np.argsort(u)  # ties (equal levels) have equal quantiles: any order will do
+    levels = u[order]
+
+    def at(dist: RttDistribution) -> FloatArray:
+        out = np.empty(u.size)
+        out[order] = dist.quantile(levels)
+        return out
+
+    return at
