@@ -17,6 +17,7 @@ from functools import cached_property
 from typing import cast
 
 import numpy as np
+import numpy.typing as npt
 
 from advisor.engine import failover
 from advisor.engine.evidence import LinkEvidence
@@ -482,12 +483,18 @@ def _at_levels(u: FloatArray) -> Callable[[RttDistribution], FloatArray]:
     A quantile is one value per level, so the order does not change any value; but
     ``np.interp`` (percentile and point distributions) walks sorted levels instead of
     searching its knots afresh for each, about five times faster on 20,000 draws, and the
-    sort is paid once for the three distributions of a pair.
+    sort is paid once for the three distributions of a pair. Measured samples are read by
+    index arithmetic, which needs no sort.
     """
-    order = np.argsort(u)  # ties (equal levels) have equal quantiles: any order will do
-    levels = u[order]
+    sorted_levels: list[tuple[npt.NDArray[np.intp], FloatArray]] = []
 
     def at(dist: RttDistribution) -> FloatArray:
+        if dist.basis == "samples":
+            return np.asarray(dist.quantile(u), dtype=np.float64)
+        if not sorted_levels:
+            order = np.argsort(u)  # ties (equal levels) have equal quantiles: any order will do
+            sorted_levels.append((order, u[order]))
+        order, levels = sorted_levels[0]
         out = np.empty(u.size)
         out[order] = dist.quantile(levels)
         return out
