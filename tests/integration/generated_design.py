@@ -650,6 +650,7 @@ def deploy(design: Path, root: Path, deployment: Deployment) -> None:
     files = run_certificate_commands(config_dir, tls)
     deployment.path_map = {str(Path(p).parent): str(files) for p in tls_paths(config_dir)}
     deployment.servers = make_servers(root, plays(config_dir))
+    _check_room_for_gcache(deployment.servers, root)
     for members in deployment.clusters().values():
         install(members, deployment.path_map, root)
     for members in deployment.clusters().values():
@@ -660,6 +661,33 @@ def deploy(design: Path, root: Path, deployment: Deployment) -> None:
         members = deployment.clusters().get(group, [])
         garbd = start_garbd(garbd_conf, members, root, deployment.path_map)
         deployment.garbds.append(garbd)
+
+
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def size_bytes(value: str) -> int:
+    """A Galera size (``128M``, ``9G``, ``1048576``) in bytes."""
+    match = re.fullmatch(r"(\d+)([KMGT]?)", value.strip().upper())
+    if not match:
+        raise ValueError(f"not a size: {value!r}")
+    return int(match.group(1)) * _SIZE_UNITS[match.group(2)]
+
+
+def _check_room_for_gcache(servers: list[Server], root: Path) -> None:
+    """Galera allocates gcache.size on disk at start (posix_fallocate, galerautils gu_fdesc.cpp):
+    say so plainly when the disk cannot hold the generated sizes, instead of a Galera error."""
+    needed = 0
+    for server in servers:
+        text = server.generated.read_text()
+        options = provider_options(cnf_settings(text).get("wsrep_provider_options", ""))
+        needed += size_bytes(options.get("gcache.size", "128M"))
+    free = shutil.disk_usage(root).free
+    if needed > free:
+        raise ServerFailed(
+            f"the generated gcache.size of {len(servers)} servers needs {needed / 2**30:.1f} GiB "
+            f"on {root}, {free / 2**30:.1f} GiB free"
+        )
 
 
 def certificate_scripts(config_dir: Path) -> list[Path]:

@@ -113,7 +113,7 @@ def designs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                 "md",
             ],
         )
-        assert result.exit_code == 0, result.output
+        assert result.exit_code == 0, (result.output, result.exception)
         found[example] = target
     return found
 
@@ -688,6 +688,25 @@ def test_each_galera_file_boots_a_node_with_its_values(
         assert server.variable("wsrep_slave_threads") == threads
         problems = _check_variables(server)
         assert not problems, f"{server.host}: {problems}\n{server.describe()}"
+    # Every cluster's later members joined by a state transfer of the generated method.
+    for members in started.clusters().values():
+        for joiner in members[1:]:
+            method = joiner.settings["wsrep_sst_method"]
+            assert f"wsrep_sst_{method} --role 'joiner'" in joiner.error_log.read_text(), (
+                f"{joiner.host} did not join by {method}: {joiner.log_tail()}"
+            )
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_state_transfer_across_sites_is_not_rsync(designs: dict[str, Path], example: str) -> None:
+    """rsync blocks the donor for the whole copy: not over a WAN (issue 12, item 1)."""
+    for path in (designs[example] / "config").glob("galera-*.cnf"):
+        settings = cnf_settings(path.read_text())
+        members = settings["wsrep_cluster_address"].removeprefix("gcomm://").split(",")
+        spans = len({m.split(":")[0].rsplit("-db", 1)[0] for m in members}) > 1
+        method = settings.get("wsrep_sst_method")
+        assert method, f"{path.name}: no wsrep_sst_method"
+        assert not (spans and method == "rsync"), f"{path.name}: rsync across sites"
 
 
 @pytest.mark.slow
