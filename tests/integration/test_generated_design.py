@@ -1,32 +1,39 @@
 """What ``advisor doc`` generates, applied to real servers: the design runs as written.
 
-``advisor doc`` (through advisor.cli.app) writes the design of every example. The grouped
-example paris-frankfurt is then applied to real processes on loopback
-(tests/integration/generated_design.py lists exactly what the test rewrites and why: ports,
-paths, addresses, placeholder secrets, nothing else):
+``advisor doc`` (through advisor.cli.app) writes the design of every example and of the test
+topologies in tests/data/designs. The grouped example paris-frankfurt is then applied to real
+processes on loopback (tests/integration/generated_design.py lists exactly what the test
+rewrites and why: ports, paths, addresses, placeholder secrets, the certificates' host list;
+nothing else):
 
-- each generated Galera file boots a mariadbd (paris-1 and paris-2 form one cluster with the
-  generated garbd.conf's arbitrator, frankfurt another) whose SHOW VARIABLES and
-  wsrep_provider_options show the generated values, in a Primary component;
+- each generated Galera file boots a mariadbd (paris-1 and paris-2 form one cluster, joined by
+  the generated SST method, with the generated garbd.conf's arbitrator; frankfurt another)
+  whose SHOW VARIABLES and wsrep_provider_options show the generated values, in a Primary
+  component; garbd joins over TLS in its own segment;
 - the two clusters replicate to each other with the generated asynchronous SQL, over TLS
-  made by the generated certificate commands, and converge to one GTID position;
-- the runbook's promotion steps run and the survivor takes writes.
+  made by the generated make-certificates.sh, and converge to one GTID position; the
+  heartbeat files show each channel's lag in milliseconds;
+- frankfurt is killed: the promotion file runs on the taker, which takes writes; frankfurt
+  comes back and the fencing file makes it refuse writes.
 
-ProxySQL is not packaged for this machine: proxysql.sql runs against ProxySQL's admin schema
-in SQLite (tests/data/proxysql_admin_schema.sql, from ProxySQL's source) and its variable
-names and admin commands are checked against ProxySQL's lists (tests/data/proxysql_*.txt).
+ProxySQL is not packaged for this machine: proxysql.sql and the failover ProxySQL files run
+against ProxySQL's admin schema in SQLite (tests/data/proxysql_admin_schema.sql, from
+ProxySQL's source) and their variable names and admin commands are checked against ProxySQL's
+lists (tests/data/proxysql_variables.txt, proxysql_admin_commands.txt).
 
-The six problems of issue 12 each fail a test here: wsrep_provider missing
-(test_each_galera_file_boots_a_node_with_its_values), REQUIRE SSL without certificates
-(test_tls_is_configured_wherever_the_sql_requires_it, test_clusters_replicate_*), WAN
-timeouts without tail evidence (test_wan_timeouts_only_where_the_tail_evidence_asks and the
-booted metro nodes), the asynchronous source equal to the ProxySQL writer
-(test_async_source_is_never_the_proxysql_writer), sysctl lowering a value
+The six problems of issue 12 each fail a test here (each checked by putting it back):
+wsrep_provider missing (test_each_galera_file_boots_a_node_with_its_values), REQUIRE SSL
+without certificates (test_tls_is_configured_wherever_the_sql_requires_it, and the servers
+would not start), WAN timeouts without tail evidence
+(test_wan_timeouts_only_where_the_tail_evidence_asks,
+test_metro_nodes_run_with_galera_default_timeouts), the asynchronous source equal to the
+ProxySQL writer (test_async_source_is_never_the_proxysql_writer, with
+tests/data/designs/grouped-lone-writer), sysctl lowering a value
 (test_os_settings_never_lower_a_tuned_host), no failover path (test_failover_*,
-test_runbook_promotion_*).
+test_runbook_promotion_steps_run_and_the_survivor_takes_writes).
 
-Without mariadbd, galera-4 and garbd the server tests skip; with ADVISOR_REQUIRE_GALERA=1
-(CI) they fail instead.
+Without mariadbd, galera-4, garbd, mariabackup, socat, openssl or the mariadb client the
+server tests skip; with ADVISOR_REQUIRE_GALERA=1 (CI) they fail instead.
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ from pathlib import Path
 import pytest
 from galera_cluster import _exit_on_sigterm, missing_requirements
 from generated_design import (
+    GARB_SERVICE_SCRIPT,
     GARBD,
     LOOPBACK_PROVIDER_OPTIONS,
     SECRET,
@@ -573,10 +581,16 @@ def _routing(db: sqlite3.Connection) -> dict[str, int]:
 def deployment(designs: dict[str, Path]) -> Iterator[Deployment]:
     """The grouped example's design started on loopback; torn down at the end, pass or fail."""
     missing = missing_requirements()
-    if not GARBD.exists():
+    if not GARBD.exists() or not GARB_SERVICE_SCRIPT.exists():
         missing.append(f"{GARBD} (apt-get install galera-arbitrator-4)")
-    if shutil.which("openssl") is None:
-        missing.append("openssl")
+    for tool, package in (
+        ("openssl", "openssl"),
+        ("mariabackup", "mariadb-backup"),
+        ("socat", "socat"),
+        ("mariadb", "mariadb-client"),
+    ):
+        if shutil.which(tool, path=os.environ.get("PATH", "") + ":/usr/sbin:/usr/bin") is None:
+            missing.append(f"{tool} (apt-get install {package})")
     if missing:
         reason = "needs " + "; ".join(missing) + " (run .ci/install-galera)"
         if os.environ.get("ADVISOR_REQUIRE_GALERA") == "1":
