@@ -39,6 +39,7 @@ server tests skip; with ADVISOR_REQUIRE_GALERA=1 (CI) they fail instead.
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import re
 import shutil
@@ -86,8 +87,16 @@ TOPOLOGIES = {
     for p in sorted(folder.glob("*/topology.yaml"))
 }
 EXAMPLES = sorted(TOPOLOGIES)
-APPLIED = "paris-frankfurt"  # grouped clusters, a garbd, asynchronous channels both ways
-MULTI_CLUSTER = ("paris-frankfurt", "us-eu", "global-counter", "grouped-lone-writer")
+# Applied to real servers: grouped clusters with a garbd (two sites in one cluster, so a state
+# transfer), and per-site clusters; asynchronous channels both ways in each.
+APPLIED = ("paris-frankfurt", "per-site-mariadb")
+MULTI_CLUSTER = (
+    "paris-frankfurt",
+    "us-eu",
+    "global-counter",
+    "grouped-lone-writer",
+    "per-site-mariadb",
+)
 # Galera's defaults (Galera parameters: https://galeracluster.com/library/documentation/
 # galera-parameters.html), in seconds: values above them are the WAN recipe.
 EVS_DEFAULTS_S = {
@@ -307,7 +316,8 @@ def _raised_timeouts(options: dict[str, str]) -> dict[str, str]:
     }
 
 
-def _tail_asks(example: str) -> set[frozenset[str]]:
+@functools.cache
+def _tail_asks(example: str) -> frozenset[frozenset[str]]:
     """Site pairs whose tail evidence asks for WAN timeouts under the chosen option."""
     analysis = _analysis(example)
     chosen = analysis.chosen.architecture  # type: ignore[attr-defined]
@@ -315,7 +325,7 @@ def _tail_asks(example: str) -> set[frozenset[str]]:
     for finding in analysis.findings:  # type: ignore[attr-defined]
         if finding.rule == "RTT-TAIL-INSTABILITY" and finding.option == chosen:
             pairs.add(frozenset(_site_pair(example, finding.subject)))
-    return pairs
+    return frozenset(pairs)
 
 
 def _site_pair(example: str, subject: str) -> tuple[str, str]:
@@ -577,9 +587,9 @@ def _routing(db: sqlite3.Connection) -> dict[str, int]:
 # -- real servers -----------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def deployment(designs: dict[str, Path]) -> Iterator[Deployment]:
-    """The grouped example's design started on loopback; torn down at the end, pass or fail."""
+@pytest.fixture(scope="module", params=APPLIED)
+def deployment(designs: dict[str, Path], request: pytest.FixtureRequest) -> Iterator[Deployment]:
+    """A design started on loopback; torn down at the end, pass or fail."""
     missing = missing_requirements()
     if not GARBD.exists() or not GARB_SERVICE_SCRIPT.exists():
         missing.append(f"{GARBD} (apt-get install galera-arbitrator-4)")
@@ -597,7 +607,8 @@ def deployment(designs: dict[str, Path]) -> Iterator[Deployment]:
             pytest.fail(f"ADVISOR_REQUIRE_GALERA=1 but the generated design {reason}")
         pytest.skip(reason)
     root = Path(tempfile.mkdtemp(prefix="advisor-design-"))
-    running = Deployment(designs[APPLIED], root)
+    design = designs[request.param]
+    running = Deployment(design, root)
 
     def teardown() -> None:
         stop(p.process for p in running.processes())
@@ -609,7 +620,7 @@ def deployment(designs: dict[str, Path]) -> Iterator[Deployment]:
     atexit.register(teardown)
     try:
         try:
-            deploy(designs[APPLIED], root, running)
+            deploy(design, root, running)
         except ServerFailed as error:
             running.failure = str(error)
         yield running
@@ -727,7 +738,7 @@ def test_state_transfer_across_sites_is_not_rsync(designs: dict[str, Path], exam
 def test_metro_nodes_run_with_galera_default_timeouts(deployment: Deployment) -> None:
     """On the real servers: a cluster whose links no tail finding flags keeps the defaults."""
     started = _started(deployment)
-    asks = _tail_asks(APPLIED)
+    asks = _tail_asks(started.design.name)
     for server in started.servers:
         sites = server.cluster.split("_")
         if {frozenset((a, b)) for a in sites for b in sites if a < b} & asks:
@@ -739,8 +750,10 @@ def test_metro_nodes_run_with_galera_default_timeouts(deployment: Deployment) ->
 
 @pytest.mark.slow
 def test_garbd_joins_with_the_generated_conf(deployment: Deployment) -> None:
+    """Every garbd.conf of the design (the grouped example has one; per-site has none)."""
     started = _started(deployment)
-    assert started.garbds, "the grouped example's design has a garbd.conf"
+    confs = sorted(started.config_dir.glob("garbd*.conf"))
+    assert len(started.garbds) == len(confs), confs
     for garbd in started.garbds:
         group = shell_assignments(garbd.conf.read_text())["GALERA_GROUP"]
         members = started.clusters()[group]
@@ -874,7 +887,7 @@ def test_heartbeat_shows_each_channels_lag_in_milliseconds(
     the other cluster its own query then reads the channel's lag below a second, from rows
     that replication brought (Seconds_Behind_Master could only say 0)."""
     started = _started(deployment)
-    config = designs[APPLIED] / "config"
+    config = started.config_dir
     beats = sorted(config.glob("heartbeat-*.sql"))
     clusters = started.clusters()
     assert {p.name.removeprefix("heartbeat-").removesuffix(".sql") for p in beats} == set(
@@ -915,7 +928,7 @@ def test_runbook_promotion_steps_run_and_the_survivor_takes_writes(
     """A whole cluster is lost; the promotion file runs on the taker, which takes writes;
     the fencing file makes the lost cluster's node refuse writes when it comes back."""
     started = _started(deployment)
-    config = designs[APPLIED] / "config"
+    config = started.config_dir
     promotions = _failover_files(config, "promote")
     assert promotions, "no promotion steps (config/failover-*-to-*.promote.sql)"
     promote = promotions[0]
