@@ -12,6 +12,7 @@ from __future__ import annotations
 
 __all__ = ["Evaluator"]
 
+import functools
 from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import cast
@@ -109,16 +110,7 @@ class Evaluator:
 
     def _lan_pair(self, given: dict[str, float]) -> tuple[RttDistribution, ...]:
         """A site's small-message round trips, and its round trips at the two anchor sizes."""
-        small = RttDistribution.from_percentiles(given)
-
-        def at(size: float) -> RttDistribution:
-            # Inside a site: 10 Gbit/s, warm window (a LAN cluster's links are busy and short).
-            return small.map(
-                lambda v: np.asarray(tcp.request_response_ms(size, 128, v, 10_000.0, window="warm"))
-            )
-
-        low, high = self._anchor_bytes
-        return small, at(low), at(high)
+        return _lan_distributions(tuple(given.items()), *self._anchor_bytes)
 
     def pair_draws(self, a: str, b: str) -> tuple[FloatArray, FloatArray]:
         """Draws of (small, write-set) round trips between a and b (inside a site if a == b).
@@ -475,6 +467,27 @@ class Evaluator:
         limited: LimitedBy = "send window" if queued else "commit latency"
         txn = summarise(run.txn_ms, ("p50", "p95"))
         return Throughput(run.commits_per_s, txn, limited)
+
+
+@functools.lru_cache(maxsize=256)
+def _lan_distributions(
+    given: tuple[tuple[str, float], ...], low: float, high: float
+) -> tuple[RttDistribution, RttDistribution, RttDistribution]:
+    """A LAN's small-message round trips and its round trips at two write-set sizes.
+
+    The same for every evaluator with the same anchors (the grouping screen and both ends
+    of the estimates' range) and every site with the same LAN: kept, as distributions are
+    immutable (a fleet of topologies with default LANs computes it once per worker).
+    """
+    small = RttDistribution.from_percentiles(dict(given))
+
+    def at(size: float) -> RttDistribution:
+        # Inside a site: 10 Gbit/s, warm window (a LAN cluster's links are busy and short).
+        return small.map(
+            lambda v: np.asarray(tcp.request_response_ms(size, 128, v, 10_000.0, window="warm"))
+        )
+
+    return small, at(low), at(high)
 
 
 def _at_levels(u: FloatArray) -> Callable[[RttDistribution], FloatArray]:
