@@ -835,6 +835,8 @@ def _client(server: Server, path: Path, path_map: dict[str, str]) -> str:
 def test_clusters_replicate_to_each_other_over_tls_and_converge(deployment: Deployment) -> None:
     started = _started(deployment)
     channels = _apply_async_sql(started)
+    sql = "\n".join(p.read_text() for p in started.async_files())
+    verifies = re.search(r"MASTER_SSL_VERIFY_SERVER_CERT\s*=\s*1", sql) is not None
     assert len(channels) >= 2, "channels both ways"
     for replica, channel in channels:
         deadline = time.monotonic() + 30
@@ -847,6 +849,8 @@ def test_clusters_replicate_to_each_other_over_tls_and_converge(deployment: Depl
         )
         assert status["Slave_SQL_Running"] == "Yes", status
         assert status["Master_SSL_Allowed"] == "Yes", status
+        if verifies:
+            assert status["Master_SSL_Verify_Server_Cert"] == "Yes", status
     for server in {id(r): r for r, _ in channels}.values():
         grants = " ".join(str(r[0]) for r in server.query("SHOW GRANTS FOR 'repl'@'%'"))
         assert "REQUIRE SSL" in grants or "REQUIRE X509" in grants, grants
