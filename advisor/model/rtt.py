@@ -46,6 +46,7 @@ from __future__ import annotations
 
 __all__ = ["Basis", "RttDistribution", "max_of", "parse_percentile_key"]
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import pairwise
@@ -105,6 +106,13 @@ def _check_loss(loss: float) -> float:
 def _read_only(values: FloatArray) -> FloatArray:
     values.setflags(write=False)
     return values
+
+
+@functools.lru_cache(maxsize=8)
+def _even_probs(n: int) -> FloatArray:
+    """``linspace(0, 1, n)``, read-only and shared: the knots' levels of every distribution
+    of n samples (435 links of 20,000 samples held 66 MB of identical copies)."""
+    return _read_only(np.linspace(0.0, 1.0, n))
 
 
 def _levels(q: npt.ArrayLike) -> FloatArray:
@@ -236,7 +244,7 @@ class RttDistribution:
         if values.size == 1:
             probs, knots = np.array([0.0, 1.0]), np.repeat(values, 2)
         else:
-            probs, knots = np.linspace(0.0, 1.0, values.size), values
+            probs, knots = _even_probs(values.size), values
         return cls(
             values_ms=values,
             knot_probs=probs,
