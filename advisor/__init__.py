@@ -23,6 +23,7 @@ from advisor._lazy import attach
 if TYPE_CHECKING:
     from advisor.analysis import Analysis, analyse
     from advisor.errors import AdvisorError
+    from advisor.fleet import FleetItem, recommend_many
     from advisor.inputs.loading import Limits, LoadedTopology, load_topology, parse_topology
     from advisor.inputs.topology import Topology
     from advisor.model.rtt import RttDistribution
@@ -33,6 +34,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AdvisorError",
     "Analysis",
+    "FleetItem",
     "Limits",
     "LoadedTopology",
     "Recommendation",
@@ -42,6 +44,7 @@ __all__ = [
     "load_topology",
     "parse_topology",
     "recommend",
+    "recommend_many",
 ]
 
 __getattr__, __dir__ = attach(
@@ -58,5 +61,7 @@ __getattr__, __dir__ = attach(
         "RttDistribution": "model.rtt",
         "Topology": "inputs.topology",
         "recommend": "recommendation",
+        "FleetItem": "fleet",
+        "recommend_many": "fleet",
     },
 )
