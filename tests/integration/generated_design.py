@@ -29,8 +29,13 @@ What the test rewrites, and why:
   to ``GALERA_OPTIONS``, and ``LOG_FILE`` / ``WORK_DIR`` added.
 
 Added only when the file does not set them, to start fast on a small machine:
-``innodb_buffer_pool_size = 64M`` and ``innodb_log_file_size = 16M``. Everything else,
-gcache.size included, is applied as generated.
+``innodb_buffer_pool_size = 64M`` and ``innodb_log_file_size = 16M``.
+
+``gcache.size`` above :data:`GCACHE_CAP` (1G) is lowered to it: Galera allocates the whole ring
+buffer at start (posix_fallocate, galerautils gu_fdesc.cpp), and the examples' 9G per node would
+need 27 GB free on the CI disk. A generated size at or below the cap is applied as generated
+(tests/data/designs/per-site-mariadb gives workload.dataset_bytes, so its gcache is capped by
+the dataset and booted as is). Everything else is applied as generated.
 
 Each server plays one placeholder host: the one the asynchronous SQL names at its site, else
 the site's first; its own file ``config/nodes/<host>.cnf`` is applied after the site's.
@@ -66,6 +71,7 @@ GARBD = Path("/usr/bin/garbd")
 GARB_SERVICE_SCRIPT = Path("/usr/bin/garb-systemd")  # Debian's galera-arbitrator-4
 START_TIMEOUT_S = 90.0
 LOOPBACK_PROVIDER_OPTIONS = ("base_port", "gmcast.listen_addr", "ist.recv_addr")
+GCACHE_CAP = "1G"
 PLACEMENT_KEYS = (
     "datadir",
     "socket",
@@ -292,6 +298,7 @@ def loopback_config(server: Server, members: list[Server], path_map: dict[str, s
             new = "gcomm://" + ",".join(f"127.0.0.1:{m.galera_port}" for m in members)
         elif name_key == "wsrep_provider_options":
             options = provider_options(rewrite_text(value, path_map)) | loopback_options
+            options["gcache.size"] = capped_gcache(options.get("gcache.size", "128M"))
             new = '"' + "; ".join(f"{k}={v}" for k, v in options.items()) + '"'
         elif name_key in placement:
             new = placement[name_key]
@@ -674,6 +681,11 @@ def size_bytes(value: str) -> int:
     return int(match.group(1)) * _SIZE_UNITS[match.group(2)]
 
 
+def capped_gcache(value: str) -> str:
+    """The generated gcache.size, or :data:`GCACHE_CAP` when it is larger (module docstring)."""
+    return value if size_bytes(value) <= size_bytes(GCACHE_CAP) else GCACHE_CAP
+
+
 def _check_room_for_gcache(servers: list[Server], root: Path) -> None:
     """Galera allocates gcache.size on disk at start (posix_fallocate, galerautils gu_fdesc.cpp):
     say so plainly when the disk cannot hold the generated sizes, instead of a Galera error."""
@@ -681,7 +693,7 @@ def _check_room_for_gcache(servers: list[Server], root: Path) -> None:
     for server in servers:
         text = server.generated.read_text()
         options = provider_options(cnf_settings(text).get("wsrep_provider_options", ""))
-        needed += size_bytes(options.get("gcache.size", "128M"))
+        needed += size_bytes(capped_gcache(options.get("gcache.size", "128M")))
     free = shutil.disk_usage(root).free
     if needed > free:
         raise ServerFailed(
