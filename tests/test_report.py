@@ -139,7 +139,7 @@ workload:
     assert "# Design: evil &lt;script&gt;alert(1)&lt;/script&gt; \\| x" in files["design.md"]
     assert "[link](http" not in files["design.md"]
     assert "\\[link\\](http://evil)" in files["design.md"]
-    for name in ("config/galera-a_b_c.a.cnf", "config/sysctl-advisor.conf"):
+    for name in ("config/galera-a_b_c.a.cnf", "config/sysctl-advisor.sh"):
         for line in files[name].splitlines():  # user text only ever inside a comment line
             assert not ("evil" in line and not line.startswith("#")), line
 

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 __all__ = ["APP_PASSWORD", "MONITOR_PASSWORD", "hostgroups", "proxysql_plan"]
 
-import math
 import re
-from typing import TYPE_CHECKING
 
 from advisor.config.model import (
     ClusterPlan,
@@ -22,9 +20,7 @@ from advisor.config.model import (
     Row,
     Setting,
 )
-
-if TYPE_CHECKING:
-    pass
+from advisor.engine import failover
 
 # Percona proxysql-admin pins the writer with weight 1,000,000 against 1,000
 # (percona/proxysql-admin-tool-doc, docs/proxysql-admin-tool-v2-config.md:
@@ -37,10 +33,10 @@ _CHANNEL_WEIGHT = 10
 # Secrets: placeholders, the same in every file that needs them.
 MONITOR_PASSWORD = "<monitor-password>"
 APP_PASSWORD = "<app-password>"
-# ProxySQL's mysql-monitor_galera_healthcheck_timeout default [ms] (MySQL_Thread.cpp).
-_HEALTHCHECK_TIMEOUT_MS = 800
-# A health check on a new connection: TCP handshake, MySQL handshake and login, the query.
-_HEALTHCHECK_ROUND_TRIPS = 4
+# ProxySQL's mysql-monitor_galera_healthcheck_timeout default [ms] and the round trips of a
+# check on a new connection (advisor.engine.failover, which computes the RTO from them).
+_HEALTHCHECK_TIMEOUT_MS = int(failover.PROXYSQL_HEALTHCHECK_TIMEOUT_MS)
+_HEALTHCHECK_ROUND_TRIPS = failover.HEALTHCHECK_ROUND_TRIPS
 _ROW_NAME = re.compile(
     r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s+([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"
     r"([A-Za-z0-9_.-]+)\s*$"
@@ -267,8 +263,7 @@ def _monitor_variables(ctx: PlanContext) -> list[Setting]:
             top = float(link.rtt.quantile(1.0))
             if top > worst_ms:
                 worst_ms, pair = top, f"{a}-{b}"
-    needed = math.ceil(_HEALTHCHECK_ROUND_TRIPS * worst_ms / 100.0) * 100
-    timeout = max(_HEALTHCHECK_TIMEOUT_MS, needed)
+    timeout = failover.healthcheck_timeout_ms(worst_ms)
     why = (
         f"ProxySQL's default {_HEALTHCHECK_TIMEOUT_MS} ms"
         + (

@@ -74,6 +74,7 @@ class Evaluator:
         # (sites, arbitrator, writer) -> one message's path and first-reply draws [ms]
         self._paths: dict[tuple[frozenset[str], str | None, str], tuple[FloatArray, ...]] = {}
         self._medians: dict[frozenset[str], float] = {}
+        self._timing: failover.FailoverTiming | None = None
         given_local = topology.workload.local_commit_ms
         self.local_commit_ms = galera.LOCAL_COMMIT_MS if given_local is None else given_local
         # One gmcast.segment per site unless the user pins one segment for every node.
@@ -325,9 +326,29 @@ class Evaluator:
             clusters,
             channels,
             survive_site=self.topology.requirements.survive == "site",
+            timing=self._failover_timing(),
             outside=to_outside,
             outside_sites=outside,
         )
+
+    def _failover_timing(self) -> failover.FailoverTiming:
+        """Detection with the health-check timeout the generated proxysql.sql sets: it covers
+        the highest RTT of a link touching a writing site (ProxySQL sits with the writers)."""
+        if self._timing is None:
+            writing = set(self.writing)
+            worst_ms = max(
+                (
+                    float(link.rtt.quantile(1.0))
+                    for link in self.links.values()
+                    if writing & set(link.sites)
+                ),
+                default=0.0,
+            )
+            timeout_ms = failover.healthcheck_timeout_ms(worst_ms)
+            self._timing = failover.FailoverTiming(
+                detection_s=failover.detection_s(timeout_ms=timeout_ms)
+            )
+        return self._timing
 
     def _owner(self, row: HotRow) -> str:
         """The site that owns a row: its first writer site (declaration order by default)."""

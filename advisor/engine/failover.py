@@ -21,6 +21,10 @@ without writes for the rows that cluster owned (the recovery time, RTO), bounded
   https://github.com/sysown/proxysql/blob/v2.7/lib/MySQL_Thread.cpp; ProxySQL docs, Galera
   configuration: https://proxysql.com/documentation/galera-configuration). A cluster that
   loses quorum answers the checks as non-primary and goes offline at the first one, sooner.
+  Where ProxySQL sits far from a node the timeout must cover a check on a new connection
+  (about 4 round trips: TCP handshake, MySQL handshake and login, the query):
+  :func:`healthcheck_timeout_ms` raises it to that, and the generated proxysql.sql sets the
+  same value, so the RTO here and in the design's runbook agree.
 - promotion: a manager run from cron once a minute, as Percona's replication manager for
   PXC is (``* * * * *`` in PXC/README.md of https://github.com/y-trudeau/Mysql-tools;
   Percona docs:
@@ -45,6 +49,7 @@ from __future__ import annotations
 
 __all__ = [
     "DEFAULT_TIMING",
+    "HEALTHCHECK_ROUND_TRIPS",
     "MANAGER_INTERVAL_S",
     "PROXYSQL_HEALTHCHECK_INTERVAL_MS",
     "PROXYSQL_HEALTHCHECK_MAX_TIMEOUT_COUNT",
@@ -58,8 +63,10 @@ __all__ = [
     "Survival",
     "assess",
     "detection_s",
+    "healthcheck_timeout_ms",
 ]
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -70,6 +77,8 @@ from advisor.model import quorum
 PROXYSQL_HEALTHCHECK_INTERVAL_MS = 5000.0
 PROXYSQL_HEALTHCHECK_TIMEOUT_MS = 800.0
 PROXYSQL_HEALTHCHECK_MAX_TIMEOUT_COUNT = 3
+# A health check on a new connection: TCP handshake, MySQL handshake and login, the query.
+HEALTHCHECK_ROUND_TRIPS = 4
 # A failover manager run from cron every minute (y-trudeau/Mysql-tools PXC/README.md).
 MANAGER_INTERVAL_S = 60.0
 
@@ -89,6 +98,19 @@ def detection_s(
     15.8
     """
     return (max_timeout_count * interval_ms + timeout_ms) / 1000.0
+
+
+def healthcheck_timeout_ms(worst_rtt_ms: float) -> int:
+    """The health-check timeout for a node ``worst_rtt_ms`` away from ProxySQL [ms]:
+    ProxySQL's default, or :data:`HEALTHCHECK_ROUND_TRIPS` round trips rounded up to 100 ms.
+
+    >>> healthcheck_timeout_ms(0.5), healthcheck_timeout_ms(180.0)
+    (800, 800)
+    >>> healthcheck_timeout_ms(230.0)
+    1000
+    """
+    needed_ms = math.ceil(HEALTHCHECK_ROUND_TRIPS * worst_rtt_ms / 100.0) * 100
+    return int(max(PROXYSQL_HEALTHCHECK_TIMEOUT_MS, needed_ms))
 
 
 @dataclass(frozen=True)
