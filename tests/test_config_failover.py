@@ -271,6 +271,8 @@ def test_failover_files_match_the_model_and_the_shipped_configuration(
             # Detection: 3 checks 5 s apart plus one timeout; promotion 60 s; the drain.
             rto = (3 * 5000 + timeout_ms) / 1000 + 60 + f.rpo_ms / 1000
             assert f.rto_s == pytest.approx(rto, abs=0.05)
+            # The model's own RTO (recommend's failover_rto_s) is the runbook's, to 0.1 s.
+            assert max(s.rto_s for s in survivals) == pytest.approx(f.rto_s, abs=0.051)
             lost = next(c for c in plan.clusters if c.name == f.lost)
             taker = next(c for c in plan.clusters if c.name == f.taker)
             assert f.lost_hostgroups == lost.hostgroups and f.taker_hostgroups == taker.hostgroups
