@@ -395,7 +395,7 @@ def test_doc_writes_documents_and_configuration(cli, tmp_path):
         "adr.md",
         "config/garbd.conf",
         "config/proxysql.sql",
-        "config/sysctl-advisor.conf",
+        "config/sysctl-advisor.sh",
     } <= written
     assert (out / "design.md").read_text().startswith("# Design: paris-frankfurt")
     # Writing again over the tool's own files is fine; over a file a person changed is not.
