@@ -74,6 +74,7 @@ class Evaluator:
         # (sites, arbitrator, writer) -> one message's path and first-reply draws [ms]
         self._paths: dict[tuple[frozenset[str], str | None, str], tuple[FloatArray, ...]] = {}
         self._medians: dict[frozenset[str], float] = {}
+        self._relays: dict[str, float] = {}
         self._timing: failover.FailoverTiming | None = None
         given_local = topology.workload.local_commit_ms
         self.local_commit_ms = galera.LOCAL_COMMIT_MS if given_local is None else given_local
@@ -138,6 +139,13 @@ class Evaluator:
             self._draws[key] = (small_draws, at_burst.astype(np.float32))
         return self._draws[key]
 
+    def _relay_ms(self, site: str) -> float:
+        """The relay hop into ``site``'s segment: the median of its LAN draws [ms], as
+        :func:`galera.commit_latency_draws` takes it; once per site, not per cluster."""
+        if site not in self._relays:
+            self._relays[site] = float(np.median(self.pair_draws(site, site)[0]))
+        return self._relays[site]
+
     def median_rtt_ms(self, a: str, b: str) -> float:
         """A pair's small-message RTT p50 [ms], cached (the grouping search asks often)."""
         key = frozenset((a, b))
@@ -189,7 +197,11 @@ class Evaluator:
         }
         spec = galera.Cluster(members, segments=self.segments and len(members) > 1)
         paths = galera.commit_latency_draws(
-            spec, writers, self.pair_draws, local_commit_ms=self.local_commit_ms
+            spec,
+            writers,
+            self.pair_draws,
+            local_commit_ms=self.local_commit_ms,
+            relay_ms={s: self._relay_ms(s) for s in spec.sites},
         )
         commits = {}
         for w in writers:

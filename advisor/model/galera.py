@@ -73,8 +73,9 @@ PairDraws = Callable[[str, str], tuple[FloatArray, FloatArray]]
 """(a, b) -> draws of (small-message RTT, write-set round trip) [ms] between two sites, or
 inside one site when a == b; the same draws for a pair in every evaluation."""
 
-# Draws are reduced in blocks so that a 30-site cluster needs tens of MB, not GB.
-_BLOCK = 2048
+# Draws are reduced in blocks of at most this many (members x members x draws) values, so
+# that a 30-site cluster's temporaries take a few MB; a small cluster takes all its draws.
+_BLOCK_VALUES = 2**21
 
 
 def uniforms(a: str, b: str, draws: int) -> FloatArray:
@@ -100,19 +101,28 @@ def draw_pair(
     )
 
 
-def _matrices(cluster: Cluster, pair_draws: PairDraws) -> tuple[npt.NDArray[np.float32], ...]:
-    """(draws, s, s) small and write-set round trips; the diagonal holds each site's LAN."""
-    sites = cluster.sites
-    n = len(sites)
-    pairs = [(i, j) for i in range(n) for j in range(i, n)]
-    index = np.empty((n, n), dtype=np.intp)
-    for p, (i, j) in enumerate(pairs):
-        index[i, j] = index[j, i] = p
-    drawn = [pair_draws(sites[i], sites[j]) for i, j in pairs]
-    # One gather per matrix: contiguous rows per pair in, contiguous (draws, s, s) out.
-    small = np.stack([d[0] for d in drawn], axis=1)[:, index].astype(np.float32, copy=False)
-    writeset = np.stack([d[1] for d in drawn], axis=1)[:, index].astype(np.float32, copy=False)
-    return small, writeset
+class _Draws:
+    """A cluster's pair draws, pair-major with the draws last (``[i][j]`` is one row)."""
+
+    def __init__(self, cluster: Cluster, pair_draws: PairDraws) -> None:
+        sites = cluster.sites
+        n = len(sites)
+        drawn = {(i, j): pair_draws(sites[i], sites[j]) for i in range(n) for j in range(i, n)}
+        rows = [[drawn[(min(i, j), max(i, j))] for j in range(n)] for i in range(n)]
+        self.small = [[np.asarray(r[0], dtype=np.float32) for r in row] for row in rows]
+        self.writeset = [[np.asarray(r[1], dtype=np.float32) for r in row] for row in rows]
+        self.size = self.small[0][0].size
+
+    def halves(self, counts: npt.NDArray[np.int_]) -> npt.NDArray[np.float32]:
+        """(s, s, draws) halved small round trips, each pair's row copied once; the diagonal
+        (a hop inside a site) 0 where the site has fewer than two members."""
+        n = len(self.small)
+        half = np.empty((n, n, self.size), dtype=np.float32)
+        for i in range(n):
+            for j in range(n):
+                np.multiply(self.small[i][j], np.float32(0.5), out=half[i, j])
+            half[i, i] *= np.float32(1.0 if counts[i] >= 2 else 0.0)
+        return half
 
 
 def commit_latency_draws(
@@ -133,55 +143,63 @@ def commit_latency_draws(
     sites = cluster.sites
     n = len(sites)
     counts = np.array([cluster.members[s] for s in sites])
-    small, writeset = _matrices(cluster, pair_draws)
+    drawn = _Draws(cluster, pair_draws)
     idx = np.arange(n)
     if relay_ms is None:
-        relay_ms = {s: float(np.median(small[:, i, i])) for i, s in enumerate(sites)}
+        relay_ms = {s: float(np.median(drawn.small[i][i])) for i, s in enumerate(sites)}
     relay = np.array([relay_ms[s] if cluster.segments else 0.0 for s in sites], dtype=np.float32)
-    # Halved round trips k -> j; a LAN hop inside site k needs two members there besides w.
-    half = small * np.float32(0.5)
-    half[:, idx, idx] *= np.where(counts >= 2, 1.0, 0.0).astype(np.float32)
+    half = drawn.halves(counts) if n > 1 or counts[0] > 1 else None
     result = {}
     for writer in writers:
         w = sites.index(writer)
         others = counts - (idx == w)
-        if others.sum() == 0:  # a lone node commits locally
-            result[writer] = np.full(small.shape[0], local_commit_ms)
+        if others.sum() == 0 or half is None:  # a lone node commits locally
+            result[writer] = np.full(drawn.size, local_commit_ms)
             continue
-        result[writer] = _longest_paths(small, writeset, half, w, others, relay) + local_commit_ms
+        paths = _longest_paths(drawn.small[w], drawn.writeset[w], half, w, others, relay)
+        result[writer] = paths + local_commit_ms
     return result
 
 
 def _longest_paths(
-    small: npt.NDArray[np.float32],
-    writeset: npt.NDArray[np.float32],
+    small_w: Sequence[npt.NDArray[np.float32]],
+    writeset_w: Sequence[npt.NDArray[np.float32]],
     half: npt.NDArray[np.float32],
     w: int,
     others: npt.NDArray[np.int_],
     relay: npt.NDArray[np.float32],
 ) -> FloatArray:
-    """max over k, j of first(w, k) + half(k, j) + half(j, w), block by block."""
-    draws = small.shape[0]
+    """max over k, j of first(w, k) + half(k, j) + half(j, w), block by block of draws.
+
+    ``small_w[k]`` and ``writeset_w[k]`` are the round trips w-k; ``half`` is (s, s, draws).
+    """
+    n, _, draws = half.shape
     usable = others > 0
     own_lan = np.float32(0.5 if others[w] >= 2 else 0.0)  # a LAN hop at w's own site
     relay_w = relay.copy()
     relay_w[w] = 0.0
+    rest = np.arange(n) != w
     out = np.empty(draws)
-    for start in range(0, draws, _BLOCK):
-        block = slice(start, start + _BLOCK)
-        s_w = small[block, w, :]
+    step = max(_BLOCK_VALUES // (n * n), 256)
+    inner = np.empty((n, min(draws, step)), dtype=np.float32)
+    for start in range(0, draws, step):
+        block = slice(start, start + step)
+        s_w = np.stack([row[block] for row in small_w])
         # The write set from w to k (round trip less the small return half), plus the relay.
-        first = writeset[block, w, :] - s_w * np.float32(0.5) + relay_w
-        back = small[block, :, w] * np.float32(0.5)
-        first[:, ~usable] = -np.inf
-        back[:, ~usable] = -np.inf
-        inner = (half[block] + back[:, None, :]).max(axis=2)
+        first = np.stack([row[block] for row in writeset_w]) - s_w * np.float32(0.5)
+        first += relay_w[:, None]
+        back = s_w * np.float32(0.5)
+        first[~usable] = -np.inf
+        back[~usable] = -np.inf
+        size = back.shape[1]
+        np.max(half[:, :, block] + back[None, :, :], axis=1, out=inner[:, :size])
         # Row w: the LAN hop inside w's own site needs two other members there.
-        inner[:, w] = np.maximum(
-            np.delete(half[block, w, :] + back, w, axis=1).max(axis=1, initial=-np.inf),
-            small[block, w, w] * own_lan + back[:, w],
+        np.maximum(
+            (half[w, rest, block] + back[rest]).max(axis=0, initial=-np.inf),
+            s_w[w] * own_lan + back[w],
+            out=inner[w, :size],
         )
-        out[block] = (first + inner).max(axis=1)
+        out[block] = (first + inner[:, :size]).max(axis=0)
     return out
 
 
