@@ -930,6 +930,25 @@ def _seq(position: str, domain: str) -> int:
     return 0
 
 
+def _channels_status(server: Server) -> str:
+    """Each channel's IO/SQL state and last errors, for a failure message."""
+    keys = (
+        "Connection_name",
+        "Slave_IO_Running",
+        "Slave_SQL_Running",
+        "Last_IO_Error",
+        "Last_SQL_Error",
+        "Gtid_IO_Pos",
+    )
+    with server.connect() as conn, conn.cursor() as cur:
+        cur.execute("SHOW ALL SLAVES STATUS")
+        names = [d[0] for d in cur.description]
+        rows = cur.fetchall()
+    return "\n".join(
+        ", ".join(f"{k}={row[names.index(k)]!r}" for k in keys if k in names) for row in rows
+    )
+
+
 @pytest.mark.slow
 def test_runbook_promotion_steps_run_and_the_survivor_takes_writes(
     designs: dict[str, Path], deployment: Deployment
@@ -956,14 +975,19 @@ def test_runbook_promotion_steps_run_and_the_survivor_takes_writes(
     )
     domain = clusters[lost][0].settings["wsrep_gtid_domain_id"]
     marker_seq = _seq(clusters[lost][0].variable("gtid_binlog_pos"), domain)
-    wait_for(
-        lambda: (
-            replica.query("SHOW DATABASES LIKE 'before_loss'")
-            and replica.query("SELECT COUNT(*) FROM before_loss.t")[0][0] == 1
-        ),
-        30,
-        "the last commit of the lost cluster reaches the taker",
-    )
+    try:
+        wait_for(
+            lambda: (
+                replica.query("SHOW DATABASES LIKE 'before_loss'")
+                and replica.query("SELECT COUNT(*) FROM before_loss.t")[0][0] == 1
+            ),
+            # A channel that lost its connection retries after MASTER_CONNECT_RETRY (60 s by
+            # default); seen once on a loaded machine, so the wait covers one retry.
+            90,
+            "the last commit of the lost cluster reaches the taker",
+        )
+    except AssertionError as missed:
+        raise AssertionError(f"{missed}\n{_channels_status(replica)}") from None
     for server in clusters[lost]:
         kill(server)
     output = _client(replica, promote, started.path_map)
