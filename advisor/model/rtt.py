@@ -44,7 +44,7 @@ Barroso, "The Tail at Scale", CACM 2013 (https://doi.org/10.1145/2408776.2408794
 
 from __future__ import annotations
 
-__all__ = ["Basis", "RttDistribution", "max_of", "parse_percentile_key"]
+__all__ = ["Basis", "RttDistribution", "max_of", "parse_percentile_key", "quantiles_at"]
 
 import functools
 import re
@@ -473,6 +473,42 @@ class RttDistribution:
         if not (np.isfinite(ratio) and ratio > 0.0):
             raise ValueError(f"scale factor must be a finite number > 0, got {factor!r}")
         return self.map(lambda values: values * ratio)
+
+
+def quantiles_at(dists: Sequence[RttDistribution], q: npt.ArrayLike) -> list[FloatArray]:
+    """Each distribution's ``quantile`` at the same levels ``q`` [ms], the shared work done once.
+
+    The values are those of ``dist.quantile(q)``: distributions of measured samples with the
+    same number of knots share the index arithmetic of the levels (a link's round trips and
+    their TCP maps at write-set sizes); the others read ``np.interp`` at the levels in sorted
+    order (one argsort for all of them), which walks the knots instead of searching them for
+    each level and gives the same value per level.
+    """
+    levels = np.atleast_1d(_levels(q))
+    if levels.ndim != 1:
+        raise ValueError(f"quantiles_at takes one-dimensional levels, got shape {levels.shape}")
+    positions: dict[int, tuple[npt.NDArray[np.intp], FloatArray]] = {}
+    ordered: list[tuple[npt.NDArray[np.intp], FloatArray]] = []
+    out = []
+    for dist in dists:
+        knots = dist._knot_values
+        if dist._basis == "samples" and knots.size > 1:
+            if knots.size not in positions:
+                position = levels * (knots.size - 1)
+                low = np.minimum(position.astype(np.intp), knots.size - 2)
+                positions[knots.size] = (low, position - low)
+            low, frac = positions[knots.size]
+            below, above = knots[low], knots[low + 1]
+            out.append(below + frac * (above - below))
+            continue
+        if not ordered:
+            order = np.argsort(levels)  # equal levels have equal quantiles: any order will do
+            ordered.append((order, levels[order]))
+        order, sorted_levels = ordered[0]
+        values = np.empty(levels.size)
+        values[order] = np.interp(sorted_levels, dist._knot_probs, knots)
+        out.append(values)
+    return out
 
 
 def _apply(fn: Callable[[FloatArray], npt.ArrayLike], values: FloatArray) -> FloatArray:

@@ -1,0 +1,28 @@
+"""rtt.quantiles_at: the same values as each distribution's own quantile, shared work or not."""
+
+import numpy as np
+import pytest
+
+from advisor.model.rtt import RttDistribution, quantiles_at
+
+
+def test_quantiles_at_equals_each_quantile_bit_for_bit() -> None:
+    rng = np.random.default_rng(7)
+    samples = RttDistribution.from_samples(rng.gamma(2.0, 1.5, 5_000) + 10.0)
+    dists = [
+        samples,
+        samples.map(lambda v: v * 1.5 + 2.0),  # samples, the same knots' count: shared index
+        RttDistribution.from_samples(rng.random(333) + 4.0),  # another count
+        RttDistribution.from_samples([7.5]),  # one sample: read through interp
+        RttDistribution.from_percentiles({"p50": 4.0, "p99": 10.0, "max": 30.0}),
+        RttDistribution.point(12.0),
+    ]
+    levels = np.r_[rng.random(4_000), 0.0, 1.0, 0.5, 0.5]
+    got = quantiles_at(dists, levels)
+    for dist, values in zip(dists, got, strict=True):
+        assert np.array_equal(values, dist.quantile(levels))
+
+
+def test_quantiles_at_refuses_levels_outside_zero_one() -> None:
+    with pytest.raises(ValueError, match="within \\[0, 1\\]"):
+        quantiles_at([RttDistribution.point(1.0)], [0.5, 1.5])
