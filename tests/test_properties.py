@@ -35,7 +35,7 @@ from advisor.cli import app
 from advisor.engine.evidence import gather_links
 from advisor.errors import AdvisorError
 from advisor.inputs.loading import parse_topology
-from advisor.inputs.topology import MEDIA, Topology
+from advisor.inputs.topology import MEDIA, MIN_TIME_MS, Topology
 from advisor.measurements import FORMATS, ParsedMeasurement, parse_file, parse_measurement
 from advisor.model.rtt import RttDistribution
 from advisor.recommendation import recommend
@@ -43,6 +43,11 @@ from advisor.text.report import to_json
 
 DATA = Path(__file__).parent / "data" / "measurements"
 SOURCE = "generated.yaml"
+# Names refuse control characters (C0, DEL, C1: category Cc) and the bidi marks, overrides
+# and isolates (issue 14); a description keeps newlines and tabs.
+_BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+NAME_CHARS = st.characters(blacklist_categories=("Cc", "Cs"), blacklist_characters=_BIDI)
+PROSE_CHARS = st.one_of(NAME_CHARS, st.sampled_from("\n\t"))
 
 
 class NonFiniteJson(AssertionError):
@@ -191,6 +196,14 @@ def numbers(
     """Values of ``model.key`` that the model accepts: realistic ones up to ``usual_high``
     most of the time; with ``wide``, also the whole allowed range and its very edges
     (1,000 s round trips, ten million commits a second, the smallest positive value)."""
+    strategy = _numbers(model, key, usual_high, wide=wide)
+    if model in {"Percentiles", "CommitLatencySlo"} or key.endswith("_ms"):
+        # A time is 0 or at least 1 ns (inputs.topology.MIN_TIME_MS; not in the schema).
+        return strategy.filter(lambda x: x == 0 or x >= MIN_TIME_MS)
+    return strategy
+
+
+def _numbers(model: str, key: str, usual_high: float, *, wide: bool) -> st.SearchStrategy[float]:
     low, high, exclude_low, exclude_high = schema_bounds(model, key)
     usual = st.floats(min_value=low, max_value=min(usual_high, high), exclude_min=exclude_low)
     rounded = usual.map(lambda x: round(x, 3)).filter(lambda x: x > low or not exclude_low)
@@ -308,13 +321,13 @@ def topologies(
     if all(site["nodes"] == 0 for site in sites):
         sites[0]["nodes"] = 1  # FORMAT: at least one site holds Galera nodes
     data: dict[str, Any] = {
-        "name": draw(st.text(min_size=1, max_size=20).filter(str.strip)),
+        "name": draw(st.text(NAME_CHARS, min_size=1, max_size=20).filter(str.strip)),
         "sites": sites,
     }
     if draw(st.booleans()):
         data["version"] = 1
     if draw(st.booleans()):
-        data["description"] = draw(st.text(max_size=40))
+        data["description"] = draw(st.text(PROSE_CHARS, max_size=40))
 
     links = []
     pairs = list(itertools.combinations(names, 2))
@@ -362,7 +375,7 @@ def topologies(
         # hot-row writers must hold nodes; without writer_sites, some site must write
         holders = [s["name"] for s in sites if s["nodes"] > 0 and s.get("writes", True)]
         writing = any(s.get("writes", True) and s["nodes"] > 0 for s in sites)
-        rows = draw(st.lists(st.text(min_size=1, max_size=12), max_size=2, unique=True))
+        rows = draw(st.lists(st.text(NAME_CHARS, min_size=1, max_size=12), max_size=2, unique=True))
         if rows and holders:
             workload["hot_rows"] = []
             for row in rows:
