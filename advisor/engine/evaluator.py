@@ -36,7 +36,7 @@ from advisor.engine.metrics import (
     worst,
 )
 from advisor.engine.workload import WritesetSizes, writeset_distribution, writeset_sizes
-from advisor.inputs.topology import HotRow, Topology
+from advisor.inputs.topology import Clients, HotRow, Topology
 from advisor.model import galera, pipeline, quorum, replication, tcp
 from advisor.model.provider_options import effective_options
 from advisor.model.rtt import RttDistribution, quantiles_at
@@ -74,6 +74,7 @@ class Evaluator:
         self._paths: dict[tuple[frozenset[str], str | None, str], tuple[FloatArray, ...]] = {}
         self._medians: dict[frozenset[str], float] = {}
         self._relays: dict[str, float] = {}
+        self._throughputs: dict[tuple[frozenset[str], str | None, str], Throughput] = {}
         self._timing: failover.FailoverTiming | None = None
         given_local = topology.workload.local_commit_ms
         self.local_commit_ms = galera.LOCAL_COMMIT_MS if given_local is None else given_local
@@ -478,6 +479,14 @@ class Evaluator:
         if not any(site in g for g in option.groups):
             return None  # a partial option (one candidate group) without the clients
         cluster = option.clusters[option.cluster_of(site)]
+        # The same cluster in several options (the grouping search's candidates, the
+        # options) runs the same deterministic simulation: run it once per cluster.
+        key = (frozenset(cluster.sites), cluster.arbitrator, site)
+        if key not in self._throughputs:
+            self._throughputs[key] = self._simulate(cluster, site, clients)
+        return self._throughputs[key]
+
+    def _simulate(self, cluster: ClusterEval, site: str, clients: Clients) -> Throughput:
         path, reply = self._paths[(frozenset(cluster.sites), cluster.arbitrator, site)]
         per_txn = clients.commits_per_txn
         lan_p50 = self.lan_commit_ms(site)["p50"]
