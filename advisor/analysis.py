@@ -140,7 +140,7 @@ def analyse(topology: LoadedTopology | str | Path, *, rules_dirs: RulesDirs = ()
     links = tuple(gather_links(loaded))
     sizes = writeset_sizes(loaded.topology)
     run = _analyse_links(loaded, rules, links, sizes)
-    ends = _estimate_ends(loaded, rules, links, sizes, run.chosen)
+    ends = _estimate_ends(loaded, rules, links, sizes, run)
     after = [rule_id for rule_id in sorted(rules) if rule_id in AFTER_VERDICT]
     findings = run.findings
     if after:  # in the registry's order: by rule id
@@ -169,6 +169,7 @@ class _Run:
     """The stages after the evidence, for one set of links."""
 
     evaluator: Evaluator
+    screen: Evaluator  # the evaluator on SCREEN_DRAWS (the same one when draws are that few)
     context: Context  # the options under judgement included
     options: tuple[Option, ...]
     findings: tuple[Finding, ...]  # every rule but those judged after the verdict
@@ -183,14 +184,16 @@ def _analyse_links(
     *,
     draws: int | None = None,
     scopes: tuple[Scope, ...] | None = None,
+    reuse: Evaluator | None = None,
 ) -> _Run:
     """Options, findings and the verdict for ``links``: the engine after the evidence.
 
     ``draws`` (default: the full Monte Carlo) and ``scopes`` (default: every rule but
-    ``AFTER_VERDICT``) let the ends of the estimates' range ask for the verdict alone.
+    ``AFTER_VERDICT``) let the ends of the estimates' range ask for the verdict alone;
+    ``reuse`` is the estimate's screen, whose clusters untouched by the moved links stand.
     """
     full = {} if draws is None else {"draws": draws}
-    evaluator = Evaluator(loaded.topology, links, writeset_bytes=sizes, **full)
+    evaluator = Evaluator(loaded.topology, links, writeset_bytes=sizes, reuse=reuse, **full)
     screen = (
         evaluator
         if draws is not None and draws <= SCREEN_DRAWS
@@ -212,7 +215,8 @@ def _analyse_links(
     )
     context = replace(base, options=options)
     findings = tuple(evaluate(rules, context, ids))
-    return _Run(evaluator, context, options, findings, verdict.choose(options, findings, rules))
+    chosen = verdict.choose(options, findings, rules)
+    return _Run(evaluator, screen, context, options, findings, chosen)
 
 
 def verdict_label(option: Option) -> str:
@@ -230,7 +234,7 @@ def _estimate_ends(
     rules: Mapping[str, Rule],
     links: tuple[LinkEvidence, ...],
     sizes: WritesetSizes,
-    chosen: Option,
+    estimate: _Run,
 ) -> dict[str, str]:
     """The verdict with every estimated link at each end of its range (empty if none counts).
 
@@ -245,7 +249,7 @@ def _estimate_ends(
     ]
     if not counted or not set(AFTER_VERDICT) & set(rules):
         return {}
-    central = verdict_label(chosen)
+    central = verdict_label(estimate.chosen)
     ends = {"estimate": central}
     for end in ("low", "high"):
         moves = {
@@ -259,7 +263,15 @@ def _estimate_ends(
         at_end = tuple(
             link.at_rtt_p50(moves[link.sites]) if link.sites in moves else link for link in links
         )
-        run = _analyse_links(loaded, rules, at_end, sizes, draws=SCREEN_DRAWS, scopes=OPTION_SCOPES)
+        run = _analyse_links(
+            loaded,
+            rules,
+            at_end,
+            sizes,
+            draws=SCREEN_DRAWS,
+            scopes=OPTION_SCOPES,
+            reuse=estimate.screen,
+        )
         ends[end] = verdict_label(run.chosen)
     return ends
 

@@ -53,12 +53,24 @@ class Evaluator:
         *,
         writeset_bytes: WritesetSizes,
         draws: int = galera.DRAWS,
+        reuse: Evaluator | None = None,
     ) -> None:
+        """``reuse``: an evaluator of the same topology and draws whose links differ from
+        ``links`` in a few pairs (the estimates moved to an end of their range): its pair
+        draws and clusters that none of those pairs touch are taken as they are."""
         self.topology = topology
         self.draws = draws
         self.writeset_p50_bytes = writeset_bytes.p50_bytes
         self.writeset_mean_bytes = writeset_bytes.mean_bytes
         self.links = {frozenset(link.sites): link for link in links}
+        same = reuse is not None and reuse.topology is topology and reuse.draws == draws
+        self._reuse = reuse if same else None
+        # The pairs whose evidence differs from the reused evaluator's (by identity).
+        self._moved = (
+            {key for key, link in self.links.items() if reuse.links.get(key) is not link}
+            if reuse is not None and same
+            else set()
+        )
         self.options = effective_options(topology.galera.flavor, topology.galera.provider_options)
         self._pipeline_per_draw(writeset_distribution(topology))
         self.sites = {s.name: s for s in topology.sites}
@@ -120,6 +132,8 @@ class Evaluator:
         Drawn once per pair and kept: every candidate cluster reuses them.
         """
         key = frozenset((a, b))
+        if key not in self._draws and self._reuse is not None and key not in self._moved:
+            self._draws[key] = self._reuse.pair_draws(a, b)
         if key not in self._draws:
             low, high = self._anchor_bytes
             if a == b:
@@ -167,11 +181,21 @@ class Evaluator:
 
     def cluster(self, sites: Sequence[str]) -> ClusterEval:
         key = frozenset(sites)
+        reuse = self._reuse
+        if key not in self._clusters and reuse is not None and self._reusable(key):
+            self._clusters[key] = reuse.cluster(sites)
+            self._paths.update((k, v) for k, v in reuse._paths.items() if k[0] == key)
         if key not in self._clusters:
             self._clusters[key] = self._evaluate_cluster(
                 tuple(s for s in self.data_sites if s in key)
             )
         return self._clusters[key]
+
+    def _reusable(self, key: frozenset[str]) -> bool:
+        """Whether the reused evaluator's cluster of these sites is this one's too: no
+        moved pair among its sites and the arbitrator sites its garbd may go to."""
+        reach = key | set(self.arbitrator_sites)
+        return not any(pair <= reach for pair in self._moved)
 
     def _members(self, sites: tuple[str, ...], arbitrator: str | None) -> dict[str, list[int]]:
         weights = {s: [self.sites[s].weight] * self.sites[s].nodes for s in sites}
