@@ -53,6 +53,13 @@ def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
     raise typer.Exit(code)
 
 
+def _warn(message: str) -> None:
+    """One line on stderr that does not end the run (one bad file of a fleet)."""
+    from advisor.text.escape import terminal
+
+    typer.echo(f"advisor: {terminal(message)}", err=True)  # a message may quote the input
+
+
 def _user_errors(function: Callable[..., None]) -> Callable[..., None]:
     """User errors become one line on stderr and exit code 2; Ctrl-C exits 130."""
 
@@ -173,7 +180,7 @@ def recommend(
             _end_progress(final=True)
             if output_format != "jsonl":
                 _fail(str(item.error))  # all or nothing: a report of some files misleads
-            typer.echo(f"advisor: {item.error}", err=True)
+            _warn(str(item.error))
             bad_files = True
             continue
         results.append((item.path, item.recommendation))
@@ -185,7 +192,7 @@ def recommend(
         typer.echo(render_recommendations([r for _, r in results], output_format, width=_width()))
     problems = [p for path, result in results for p in _checks(path, result, require, fail_on)]
     for problem in problems:
-        typer.echo(f"advisor: {problem}", err=True)
+        _warn(problem)
     if bad_files:
         raise typer.Exit(EXIT_BAD_INPUT)
     if problems:

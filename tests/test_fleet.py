@@ -67,3 +67,15 @@ def test_other_formats_print_nothing_when_a_file_is_bad(fleet: list[Path]) -> No
     result = CliRunner().invoke(app, ["recommend", *map(str, fleet), "--format", "json"])
     assert result.exit_code == 2
     assert result.stdout == ""
+
+
+def test_a_bad_file_of_a_fleet_cannot_write_terminal_controls(tmp_path: Path) -> None:
+    # A file name is user text: an OSC 52 (clipboard write) in it is shown as codes, as the
+    # one-file errors are (advisor.text.escape.terminal).
+    hostile = tmp_path / "x\x1b]52;c;aGk=\x07.yaml"
+    hostile.write_text("name: no-sites\n", encoding="utf-8")
+    files = [str(EXAMPLES[0]), str(hostile)]
+    result = CliRunner().invoke(app, ["recommend", *files, "--format", "jsonl", "-j", "1"])
+    assert result.exit_code == 2
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+    assert "sites: required key 'sites' is missing" in result.stderr
