@@ -27,14 +27,12 @@ __all__ = [
 ]
 
 import math
-import re
 from typing import TYPE_CHECKING
 
 from advisor.config import tls
-from advisor.config.model import GarbdPlan, PlanContext, Setting, Value
-from advisor.errors import AdvisorError
+from advisor.config.model import GarbdPlan, PlanContext, Setting
 from advisor.model.pipeline import send_window_for
-from advisor.model.provider_options import format_duration
+from advisor.model.provider_options import format_duration, option_text
 from advisor.rules.cluster import link_tail_risk, tail_limits
 
 if TYPE_CHECKING:
@@ -94,17 +92,6 @@ IST_COVER_S = 3600.0
 # docs, MySQL wsrep Options, wsrep_slave_threads:
 # https://galeracluster.com/library/documentation/mysql-wsrep-options.html).
 _MIN_APPLIERS = 4
-_SAFE_VALUE = re.compile(r"^[A-Za-z0-9_.:/+,@=-]*$")
-_SAFE_KEY = re.compile(r"^[A-Za-z0-9_.]+$")
-
-
-def option_text(value: Value | bool) -> str:
-    """A provider option value as written in ``wsrep_provider_options``."""
-    if isinstance(value, bool):
-        return "YES" if value else "NO"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
 
 
 def _galera_version(ctx: PlanContext) -> tuple[int, int] | None:
@@ -446,13 +433,7 @@ def _kept(ctx: PlanContext, taken: set[str]) -> list[Setting]:
     for key, value in loaded.topology.galera.provider_options.items():
         if key in taken or key in ("gmcast.segment", "pc.weight"):
             continue
-        text = option_text(value)
-        if not _SAFE_KEY.match(key) or not _SAFE_VALUE.match(text):
-            raise AdvisorError(
-                f"provider option {key!r} = {text!r} cannot be written into "
-                "wsrep_provider_options: expected letters, digits and _.:/+,@=- only",
-                loaded.location("galera", "provider_options", key),
-            )
+        text = option_text(value)  # writable: checked at load (provider_options.check_option)
         kept.append(
             Setting(
                 name=key, value=text, reason="from galera.provider_options in topology.yaml, kept"

@@ -238,16 +238,47 @@ FLAVOR_DEFAULTS: dict[str, dict[str, OptionValue]] = {
 }
 
 
+# What can be written into ``wsrep_provider_options = "k=v; ..."`` of a my.cnf without changing
+# its meaning: no quote, ';' (the option separator), newline, '#' or control character.
+WRITABLE_KEY = re.compile(r"^[A-Za-z0-9_.]+$")
+WRITABLE_VALUE = re.compile(r"^[A-Za-z0-9_.:/+,@=-]*$")
+
+
+def option_text(value: OptionValue) -> str:
+    """A provider option value as written in ``wsrep_provider_options``."""
+    if isinstance(value, bool):
+        return "YES" if value else "NO"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def check_option(key: str, value: OptionValue) -> OptionValue:
-    """Parse one provider option; raise ``ValueError`` naming a likely typo or a bad value."""
+    """Parse one provider option; raise ``ValueError`` naming a likely typo or a bad value.
+
+    Every option must also be writable as it is into the generated configuration, so that
+    ``validate`` refuses what ``doc`` could not write.
+
+    >>> check_option("evs.user_send_window", 4)
+    4
+    >>> check_option("x.y", "a;b")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: provider option 'x.y' = 'a;b' cannot be written into wsrep_provider_options: ...
+    """
     parser = _PARSERS.get(key)
-    if parser is not None:
-        return parser(value)
-    if key not in KNOWN_OPTIONS:
+    parsed = value if parser is None else parser(value)  # a bad value's own message first
+    if parser is None and key not in KNOWN_OPTIONS:
         close = difflib.get_close_matches(key, sorted(KNOWN_OPTIONS), n=1, cutoff=0.85)
         if close:
             raise ValueError(f"unknown provider option {key!r}; did you mean {close[0]!r}?")
-    return value
+    text = option_text(value)
+    if not WRITABLE_KEY.match(key) or not WRITABLE_VALUE.match(text):
+        raise ValueError(
+            f"provider option {key!r} = {text!r} cannot be written into "
+            "wsrep_provider_options: expected letters, digits and _.:/+,@=- only"
+        )
+    return parsed
 
 
 def effective_options(
