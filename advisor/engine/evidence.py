@@ -53,6 +53,10 @@ GALERA_ACK_BYTES = 128
 # need 24 GB for the pairs' evidence alone (BENCHMARKS.md, SECURITY.md). A Galera cluster
 # spans a handful of sites; 32 leaves room for a whole fleet of regions in one file.
 MAX_SITES = 32
+# Measurement files are read by this many threads when a topology names at least
+# _PARALLEL_FILES of them (below that, starting threads costs more than it saves).
+_READ_THREADS = 4
+_PARALLEL_FILES = 8
 # The measurement files of one topology together, as a multiple of the per-file limit
 # (Limits.measurement_bytes, --max-file-mb): 1 GB by default. A file named by several
 # entries counts, and is read, once.
@@ -223,6 +227,7 @@ def gather_links(loaded: LoadedTopology) -> list[LinkEvidence]:
     _check_total_bytes(loaded)
     where = {link.pair: i for i, link in enumerate(loaded.topology.links)}
     files: _FileCache = {}
+    _prefetch(loaded, {s.name for s in sites}, files)
     links = _shared_writeset_caches(
         [
             _pair(loaded, a, b, where.get(frozenset((a.name, b.name))), files)
@@ -322,6 +327,60 @@ _FileCache = dict[
     tuple[Path, str, int | None, float | None],
     tuple[ParsedMeasurement | None, RttDistribution | None],
 ]
+
+
+def _prefetch(loaded: LoadedTopology, members: set[str], files: _FileCache) -> None:
+    """Read the measurement files of many links on every core, into ``files``.
+
+    Reading is independent per file, and numpy releases the GIL for the bytes' decoding and
+    the samples' sort, so threads share the cores. A file that cannot be read is left out:
+    the sequential pass (:func:`_read`) reads it again and reports the first error in link
+    order, with its location, as it would alone.
+    """
+    jobs: dict[tuple[Path, str, int | None, float | None], tuple[Path, Measurement]] = {}
+    for index, link in enumerate(loaded.topology.links):
+        if not link.pair <= members:
+            continue
+        for number, spec in enumerate(link.measurements):
+            if spec.file is None or spec.samples_ms is not None or spec.percentiles_ms is not None:
+                continue
+            try:
+                path = loaded.resolve_inside(
+                    spec.file, "links", index, "measurements", number, "file"
+                )
+                key = (
+                    path.resolve(),
+                    spec.file_format,
+                    _parser_options(spec).get("burst"),
+                    spec.loss,
+                )
+            except (AdvisorError, OSError, ValueError):
+                continue
+            jobs.setdefault(key, (path, spec))
+    workers = min(os.cpu_count() or 1, _READ_THREADS)
+    if workers < 2 or len(jobs) < _PARALLEL_FILES:
+        return
+    from concurrent.futures import ThreadPoolExecutor  # only for topologies with many files
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        read = list(pool.map(lambda job: _try_read(loaded, *job), jobs.values()))
+    files.update((key, got) for key, got in zip(jobs, read, strict=True) if got is not None)
+
+
+def _try_read(
+    loaded: LoadedTopology, path: Path, spec: Measurement
+) -> tuple[ParsedMeasurement, RttDistribution] | None:
+    """A file's parse and distribution, or None when reading it fails in any way."""
+    try:
+        parsed = parse_file(
+            path,
+            spec.file_format,
+            max_bytes=loaded.limits.measurement_bytes,
+            **_parser_options(spec),
+        )
+        return parsed, _checked_distribution(parsed, spec, path)
+    except Exception:  # _read reads the file again and reports the error in link order
+        return None
 
 
 def _check_total_bytes(loaded: LoadedTopology) -> None:
