@@ -150,18 +150,43 @@ def commit_latency_draws(
     relay = np.array([relay_ms[s] if cluster.segments else 0.0 for s in sites], dtype=np.float32)
     half = drawn.halves(counts) if n > 1 or counts[0] > 1 else None
     result = {}
+    paths = {}
     for writer in writers:
         w = sites.index(writer)
-        others = counts - (idx == w)
-        if others.sum() == 0 or half is None:  # a lone node commits locally
+        if (counts - (idx == w)).sum() == 0 or half is None:  # a lone node commits locally
             result[writer] = np.full(drawn.size, local_commit_ms)
-            continue
-        paths = _longest_paths(drawn.small[w], drawn.writeset[w], half, w, others, relay)
-        result[writer] = paths + local_commit_ms
-    return result
+        else:
+            paths[writer] = w
+    if half is not None and paths:
+        longest = _longest_paths_shared if _share_two_hops(n, len(paths)) else _longest_paths
+        drawn_paths = longest(drawn, half, list(paths.values()), counts, relay)
+        for writer, draws in zip(paths, drawn_paths, strict=True):
+            result[writer] = draws + local_commit_ms
+    return {writer: result[writer] for writer in writers}
+
+
+def _share_two_hops(sites: int, writers: int) -> bool:
+    """Whether the two-hop maxima of every site pair, computed once for all writers (half
+    the work of one writer's own, by symmetry), cost less than each writer's own."""
+    return sites >= 3 and 2 * writers > sites
 
 
 def _longest_paths(
+    drawn: _Draws,
+    half: npt.NDArray[np.float32],
+    writers: Sequence[int],
+    counts: npt.NDArray[np.int_],
+    relay: npt.NDArray[np.float32],
+) -> list[FloatArray]:
+    """Each writer's longest paths on its own (:func:`_writer_paths`)."""
+    idx = np.arange(len(counts))
+    return [
+        _writer_paths(drawn.small[w], drawn.writeset[w], half, w, counts - (idx == w), relay)
+        for w in writers
+    ]
+
+
+def _writer_paths(
     small_w: Sequence[npt.NDArray[np.float32]],
     writeset_w: Sequence[npt.NDArray[np.float32]],
     half: npt.NDArray[np.float32],
@@ -201,6 +226,67 @@ def _longest_paths(
         )
         out[block] = (first + inner[:, :size]).max(axis=0)
     return out
+
+
+def _longest_paths_shared(
+    drawn: _Draws,
+    half: npt.NDArray[np.float32],
+    writers: Sequence[int],
+    counts: npt.NDArray[np.int_],
+    relay: npt.NDArray[np.float32],
+) -> list[FloatArray]:
+    """Every writer's longest paths, as :func:`_writer_paths` computes them, value for value.
+
+    For a writer w and a member k != w, the middle of the path is ``max_j half(k, j) +
+    back(j)``, where ``back(j)`` is bit for bit ``half(j, w)`` for j != w. The term j = w
+    differs only on the diagonal: where w's site has two members ``half(w, w)`` is its
+    ``back(w)``; where it has one, the writer's own term is left out (``back(w) = -inf``)
+    while ``half(k, w) + half(w, w) = half(k, w) + 0`` is at most the term j = k,
+    ``half(k, k) + half(k, w)`` (rounding is monotone). So the middle is the max-plus
+    square ``two(k, w) = max_j half(k, j) + half(j, w)``, the same for both ends of a
+    pair (``half`` is symmetric and a + b == b + a): computed once for all writers.
+    """
+    n, _, draws = half.shape
+    idx = np.arange(n)
+    out = [np.empty(draws) for _ in writers]
+    step = max(_BLOCK_VALUES // (n * n), 256)
+    for start in range(0, draws, step):
+        block = slice(start, start + step)
+        h = half[:, :, block]
+        two = _max_plus_square(h)
+        for number, w in enumerate(writers):
+            others = counts - (idx == w)
+            usable = others > 0
+            own_lan = np.float32(0.5 if others[w] >= 2 else 0.0)
+            relay_w = relay.copy()
+            relay_w[w] = 0.0
+            s_w = np.stack([row[block] for row in drawn.small[w]])
+            first = np.stack([row[block] for row in drawn.writeset[w]]) - s_w * np.float32(0.5)
+            first += relay_w[:, None]
+            back = s_w * np.float32(0.5)
+            first[~usable] = -np.inf
+            back[~usable] = -np.inf
+            inner = two[:, w].copy()
+            # Row w: the LAN hop inside w's own site needs two other members there.
+            rest = idx != w
+            np.maximum(
+                (h[w, rest] + back[rest]).max(axis=0, initial=-np.inf),
+                s_w[w] * own_lan + back[w],
+                out=inner[w],
+            )
+            out[number][block] = (first + inner).max(axis=0)
+    return out
+
+
+def _max_plus_square(h: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """(s, s, b): ``two[k, w] = max_j h[k, j] + h[j, w]`` for a symmetric ``h``; each pair
+    once (row k against the rows w >= k, as h[j, w] = h[w, j])."""
+    n = h.shape[0]
+    two = np.empty_like(h)
+    for k in range(n):
+        two[k, k:] = (h[k][None, :, :] + h[k:]).max(axis=1)
+        two[k + 1 :, k] = two[k, k + 1 :]
+    return two
 
 
 def callaghan_bound_per_s(commit_ms: npt.ArrayLike) -> FloatArray | float:
