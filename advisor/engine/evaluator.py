@@ -78,9 +78,6 @@ class Evaluator:
         self.writing = [s.name for s in topology.sites if s.writes and s.nodes > 0]
         self.arbitrator_sites = [s.name for s in topology.sites if s.arbitrator]
         self._clusters: dict[frozenset[str], ClusterEval] = {}
-        self._lan = {
-            name: self._lan_pair(site.lan_rtt_ms.given()) for name, site in self.sites.items()
-        }
         self._draws: dict[frozenset[str], tuple[FloatArray, FloatArray]] = {}
         # (sites, arbitrator, writer) -> one message's path and first-reply draws [ms]
         self._paths: dict[tuple[frozenset[str], str | None, str], tuple[FloatArray, ...]] = {}
@@ -122,10 +119,6 @@ class Evaluator:
 
     # -- link lookups ----------------------------------------------------------------
 
-    def _lan_pair(self, given: dict[str, float]) -> tuple[RttDistribution, ...]:
-        """A site's small-message round trips, and its round trips at the two anchor sizes."""
-        return _lan_distributions(tuple(given.items()), *self._anchor_bytes)
-
     def pair_draws(self, a: str, b: str) -> tuple[FloatArray, FloatArray]:
         """Draws of (small, write-set) round trips between a and b (inside a site if a == b).
 
@@ -137,12 +130,13 @@ class Evaluator:
         if key not in self._draws:
             low, high = self._anchor_bytes
             if a == b:
-                small, at_low, at_high = self._lan[a]
+                given = tuple(self.sites[a].lan_rtt_ms.given().items())
+                drawn: Sequence[FloatArray] = _lan_quantiles(a, self.draws, given, low, high)
             else:
                 link = self.links[key]
                 small, at_low, at_high = link.rtt, *(link.writeset_rtt(s)[0] for s in (low, high))
-            dists = (small, at_low, at_high) if high > low else (small, at_low)
-            drawn = quantiles_at(dists, galera.uniforms(a, b, self.draws))
+                dists = (small, at_low, at_high) if high > low else (small, at_low)
+                drawn = quantiles_at(dists, galera.uniforms(a, b, self.draws))
             # float32, as galera.draw_pair draws them
             small_draws, low_draws = (cast(FloatArray, d.astype(np.float32)) for d in drawn[:2])
             high_draws = drawn[2] if high > low else low_draws
@@ -531,6 +525,25 @@ class Evaluator:
         limited: LimitedBy = "send window" if queued else "commit latency"
         txn = summarise(run.txn_ms, ("p50", "p95"))
         return Throughput(run.commits_per_s, txn, limited)
+
+
+@functools.lru_cache(maxsize=128)
+def _lan_quantiles(
+    site: str, draws: int, given: tuple[tuple[str, float], ...], low: float, high: float
+) -> tuple[FloatArray, ...]:
+    """A site's LAN round trips (small, and at the anchor sizes when they differ) at its
+    own random levels [ms], read-only: the same for every evaluator of these draws and
+    anchors (the screen, both estimate ends, and in a fleet worker every topology naming
+    the site with this LAN and these write-set sizes), so the sort and reads are paid once.
+    At most 16 bytes a draw: 128 entries of 20,000 draws hold at most 41 MB."""
+    small, at_low, at_high = _lan_distributions(given, low, high)
+    dists = (small, at_low, at_high) if high > low else (small, at_low)
+    drawn = quantiles_at(dists, galera.uniforms(site, site, draws))
+    # The small and low draws are used as float32 (pair_draws); the high one as float64.
+    kept = (*(cast(FloatArray, d.astype(np.float32)) for d in drawn[:2]), *drawn[2:])
+    for values in kept:
+        values.setflags(write=False)
+    return kept
 
 
 @functools.lru_cache(maxsize=256)
