@@ -35,7 +35,7 @@ from advisor.engine.metrics import (
     summarise,
     worst,
 )
-from advisor.engine.workload import WritesetSizes, writeset_distribution, writeset_sizes
+from advisor.engine.workload import WritesetSizes, writeset_size_draws, writeset_sizes
 from advisor.inputs.topology import Clients, HotRow, Topology
 from advisor.model import galera, pipeline, quorum, replication, tcp
 from advisor.model.provider_options import effective_options
@@ -72,7 +72,7 @@ class Evaluator:
             else set()
         )
         self.options = effective_options(topology.galera.flavor, topology.galera.provider_options)
-        self._pipeline_per_draw(writeset_distribution(topology))
+        self._pipeline_per_draw(writeset_size_draws(topology, draws))
         self.sites = {s.name: s for s in topology.sites}
         self.data_sites = [s.name for s in topology.sites if s.nodes > 0]
         self.writing = [s.name for s in topology.sites if s.writes and s.nodes > 0]
@@ -90,8 +90,9 @@ class Evaluator:
         # One gmcast.segment per site unless the user pins one segment for every node.
         self.segments = "gmcast.segment" not in topology.galera.provider_options
 
-    def _pipeline_per_draw(self, sizes: RttDistribution) -> None:
-        """Each draw's write-set size, its fragments and the bytes its first leg carries.
+    def _pipeline_per_draw(self, sizes_bytes: FloatArray) -> None:
+        """Each draw's write-set size (``sizes_bytes``), its fragments and the bytes its
+        first leg carries.
 
         The sizes follow the workload's distribution (its own random stream), so commit
         percentiles are a mixture over write-set sizes; a large write set costs the rounds of
@@ -102,7 +103,7 @@ class Evaluator:
         self.user_window = int(self.options["evs.user_send_window"])
         self.send_window = int(self.options["evs.send_window"])
         self.fragment_bytes = pipeline.fragment_bytes(int(self.options["gcs.max_packet_size"]))
-        self.writeset_draw_bytes = np.asarray(sizes.quantile(galera.size_uniforms(self.draws)))
+        self.writeset_draw_bytes = sizes_bytes
         self._fragments = pipeline.fragment_count(self.writeset_draw_bytes, self.fragment_bytes)
         self.writesets_per_message = pipeline.writesets_per_message(
             self.writeset_mean_bytes, self.fragment_bytes

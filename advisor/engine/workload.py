@@ -11,16 +11,20 @@ __all__ = [
     "WritesetSizes",
     "sizes_of",
     "writeset_distribution",
+    "writeset_size_draws",
     "writeset_sizes",
 ]
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from advisor.inputs.topology import Topology
+from advisor.model import galera
 from advisor.model.rtt import RttDistribution
 
 
@@ -47,6 +51,23 @@ def writeset_distribution(topology: Topology) -> RttDistribution:
     but over the logarithm of the size."""
     given = topology.workload.writeset_bytes
     return _log_interpolated(given.given() if given else _DEFAULT_PERCENTILES)
+
+
+def writeset_size_draws(topology: Topology, draws: int) -> npt.NDArray[np.float64]:
+    """Each Monte Carlo draw's write-set size [bytes]: :func:`writeset_distribution` at the
+    levels of the size stream (:func:`galera.size_uniforms`), read-only. Kept per (sizes
+    given, draws): the same for the screen, the full draws and both estimate ends, and for
+    every topology of a fleet with the same write-set sizes."""
+    given = topology.workload.writeset_bytes
+    return _size_draws(tuple(given.given().items()) if given else None, draws)
+
+
+@functools.lru_cache(maxsize=16)
+def _size_draws(given: tuple[tuple[str, float], ...] | None, draws: int) -> npt.NDArray[np.float64]:
+    sizes = _log_interpolated(dict(given) if given is not None else _DEFAULT_PERCENTILES)
+    values = np.asarray(sizes.quantile(galera.size_uniforms(draws)), dtype=np.float64)
+    values.setflags(write=False)
+    return values
 
 
 def _log_interpolated(percentiles: Mapping[str, float]) -> RttDistribution:
