@@ -146,3 +146,27 @@ def test_utf8_bom_and_non_ascii_host_names(tmp_path: Path) -> None:
     samples = tmp_path / "s.txt"
     samples.write_bytes(codecs.BOM_UTF8 + "# Zürich → Genève\n3.5\n".encode())
     assert parse_file(samples, "samples").samples_ms.tolist() == [3.5]  # type: ignore[union-attr]
+
+
+def test_a_samples_file_with_too_many_lines_is_refused_before_parsing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 14: the sample limit was checked only after parsing (a 200 MB file: 9 s, 2 GB).
+    path = tmp_path / "many.txt"
+    path.write_text("".join(f"{10 + i % 7}.5\n" for i in range(12)), encoding="utf-8")
+
+    def never(*_: object, **__: object) -> None:
+        raise AssertionError("parsed before the limit was checked")
+
+    monkeypatch.setattr("advisor.measurements.reading.parse_samples_bytes", never)
+    with pytest.raises(AdvisorError) as error:
+        parse_file(path, "samples", max_samples=10)
+    assert str(error.value) == (
+        f"{path}: holds at least 12 samples, more than the limit of 10 per measurement"
+    )
+
+
+def test_comment_lines_do_not_count_against_the_sample_limit(tmp_path: Path) -> None:
+    path = tmp_path / "commented.txt"
+    path.write_text("# header\n" * 20 + "10.5\n11.5\n", encoding="utf-8")
+    assert parse_file(path, "samples", max_samples=10).samples_ms.tolist() == [10.5, 11.5]
