@@ -21,6 +21,7 @@ __all__ = [
     "Option",
     "Percentiles",
     "Throughput",
+    "percentiles",
     "summarise",
 ]
 
@@ -46,8 +47,34 @@ _LEVELS = {"p50": 50, "p95": 95, "p99": 99, "p999": 99.9, "max": 100}
 
 def summarise(draws: FloatArray, keys: Sequence[str] = REPORTED) -> Percentiles:
     """Percentiles of Monte Carlo draws [ms], keys as in FORMAT.md, rounded to 0.1 us."""
-    values = np.percentile(draws, [_LEVELS[k] for k in keys])
+    values = percentiles(draws, [_LEVELS[k] for k in keys])
     return {k: round(float(v), 4) for k, v in zip(keys, values, strict=True)}
+
+
+def percentiles(draws: FloatArray, percents: Sequence[float]) -> FloatArray:
+    """``np.percentile(draws, percents)`` of a 1-D float array, value for value, without
+    its generic machinery (about half of its time on 2,000 draws): numpy's "linear" method,
+    step by step as numpy computes it (virtual index, floor, partition, the two-sided lerp).
+    """
+    values = np.asarray(draws, dtype=np.float64).ravel()
+    n = values.size
+    virtual = (n - 1) * np.true_divide(percents, 100)
+    previous = np.floor(virtual)
+    following = previous + 1
+    above = virtual >= n - 1
+    previous[above] = -1
+    following[above] = -1
+    low, high = previous.astype(np.intp), following.astype(np.intp)
+    kth = sorted({0, n - 1, *(int(i) % n for i in (*low, *high))})
+    part = np.partition(values, kth)
+    if np.isnan(part[-1]):
+        return np.full(virtual.shape, np.nan)
+    below, above_values = part[low], part[high]
+    gamma = np.asarray(virtual - low, dtype=virtual.dtype)
+    diff = above_values - below
+    result: FloatArray = below + diff * gamma
+    np.subtract(above_values, diff * (1 - gamma), out=result, where=gamma >= 0.5)
+    return result
 
 
 def worst(per_site: Sequence[Mapping[str, float]]) -> Percentiles:
