@@ -1,9 +1,9 @@
-"""metrics.percentiles: numpy's linear percentiles, bit for bit, on draws like the engine's."""
+"""metrics.percentiles and median: numpy's, bit for bit, on draws like the engine's."""
 
 import numpy as np
 import pytest
 
-from advisor.engine.metrics import percentiles
+from advisor.engine.metrics import median, percentiles
 
 LEVELS = [50, 95, 99, 99.9, 100]
 
@@ -25,3 +25,13 @@ def test_equal_to_numpy_percentile(size: int, kind: str) -> None:
 def test_a_nan_draw_makes_every_percentile_nan_as_numpy() -> None:
     got = percentiles(np.array([1.0, np.nan, 3.0]), LEVELS)
     assert np.isnan(got).all() and np.isnan(np.percentile([1.0, np.nan, 3.0], LEVELS)).all()
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 999, 1000, 2000, 2001, 20000])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_median_equal_to_numpy_median(size: int, dtype: type) -> None:
+    rng = np.random.default_rng(size)
+    for draws in (rng.gamma(2.0, 3.0, size), np.round(rng.gamma(2.0, 3.0, size), 1)):
+        values = draws.astype(dtype)
+        assert median(values) == float(np.median(values))
+    assert np.isnan(median(np.array([1.0, np.nan], dtype=dtype)))

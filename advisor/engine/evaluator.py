@@ -31,6 +31,7 @@ from advisor.engine.metrics import (
     Option,
     Percentiles,
     Throughput,
+    median,
     safe_period_ms,
     summarise,
     worst,
@@ -151,7 +152,7 @@ class Evaluator:
         """The relay hop into ``site``'s segment: the median of its LAN draws [ms], as
         :func:`galera.commit_latency_draws` takes it; once per site, not per cluster."""
         if site not in self._relays:
-            self._relays[site] = float(np.median(self.pair_draws(site, site)[0]))
+            self._relays[site] = median(self.pair_draws(site, site)[0])
         return self._relays[site]
 
     def median_rtt_ms(self, a: str, b: str) -> float:
@@ -274,8 +275,7 @@ class Evaluator:
             user_window=self.user_window,
             fragment_bytes=self.fragment_bytes,
             first_reply_ms={
-                w: float(np.median(self._paths[(frozenset(sites), arbitrator, w)][1]))
-                for w in writers
+                w: median(self._paths[(frozenset(sites), arbitrator, w)][1]) for w in writers
             },
             writesets_per_message=self.writesets_per_message,
             local_commit_ms=self.local_commit_ms,
@@ -294,14 +294,14 @@ class Evaluator:
         self, sites: tuple[str, ...], writers: tuple[str, ...], commit: dict[str, FloatArray]
     ) -> tuple[str, dict[str, FloatArray], float] | None:
         """The garbd site that makes quorum hold at the least commit cost, if any."""
-        worst = max((float(np.median(d)) for d in commit.values()), default=0.0)
+        worst = max((median(d) for d in commit.values()), default=0.0)
         best: tuple[str, dict[str, FloatArray], float] | None = None
         for candidate in self.arbitrator_sites:
             site_f, node_f = self._failures(sites, candidate, writers)
             if site_f or node_f:
                 continue
             with_garbd = self._commit(sites, candidate, writers)
-            cost = max((float(np.median(d)) for d in with_garbd.values()), default=0.0) - worst
+            cost = max((median(d) for d in with_garbd.values()), default=0.0) - worst
             if best is None or cost < best[2]:
                 best = (candidate, with_garbd, cost)
         return best
@@ -402,7 +402,7 @@ class Evaluator:
         rates = (
             [row.updates_per_s / len(in_cluster)] * len(in_cluster) if len(in_cluster) > 1 else []
         )
-        windows = [float(np.median(cluster.commit_ms[w])) for w in in_cluster] if rates else []
+        windows = [median(cluster.commit_ms[w]) for w in in_cluster] if rates else []
         conflicts = galera.conflict_rate_per_s(rates, windows) if rates else 0.0
         return HotRowEval(row, writers, owner, index, commit, spans, routed, conflicts)
 

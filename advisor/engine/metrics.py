@@ -21,6 +21,7 @@ __all__ = [
     "Option",
     "Percentiles",
     "Throughput",
+    "median",
     "percentiles",
     "summarise",
 ]
@@ -49,6 +50,22 @@ def summarise(draws: FloatArray, keys: Sequence[str] = REPORTED) -> Percentiles:
     """Percentiles of Monte Carlo draws [ms], keys as in FORMAT.md, rounded to 0.1 us."""
     values = percentiles(draws, [_LEVELS[k] for k in keys])
     return {k: round(float(v), 4) for k, v in zip(keys, values, strict=True)}
+
+
+def median(draws: npt.NDArray[np.floating]) -> float:
+    """``float(np.median(draws))`` of a 1-D array, value for value (the mean of the two
+    middle values in the array's own dtype), with one partition and none of np.median's
+    generic machinery."""
+    values = np.asarray(draws).ravel()
+    n = values.size
+    middle = n // 2
+    kth = [middle - 1, middle, n - 1] if n % 2 == 0 else [middle, n - 1]
+    part = np.partition(values, kth)
+    if np.isnan(part[-1]):
+        return float("nan")
+    if n % 2:
+        return float(part[middle])
+    return float((part[middle - 1] + part[middle]) / 2)
 
 
 def percentiles(draws: FloatArray, percents: Sequence[float]) -> FloatArray:
