@@ -180,7 +180,8 @@ class Evaluator:
         reuse = self._reuse
         if key not in self._clusters and reuse is not None and self._reusable(key):
             self._clusters[key] = reuse.cluster(sites)
-            self._paths.update((k, v) for k, v in reuse._paths.items() if k[0] == key)
+            kept = frozenset(self._clusters[key].sites)  # as _commit keys its paths
+            self._paths.update((k, v) for k, v in reuse._paths.items() if k[0] == kept)
         if key not in self._clusters:
             self._clusters[key] = self._evaluate_cluster(
                 tuple(s for s in self.data_sites if s in key)
