@@ -90,6 +90,8 @@ BARE = "import numpy, pydantic, yaml"
 CLI_RATIO_MAX = 1.5
 MANY_SITES_S_MAX = 2.0
 MANY_SITES_RSS_MB_MAX = 600.0
+# SECURITY.md: the largest accepted topology (32 member sites) stays under 1 GB.
+LARGEST_RSS_MB_MAX = 1024.0
 PING_LOG_S_MAX = 0.3
 SAMPLES_PER_S_MIN = 10e6  # "tens of millions of numbers per second"
 PINGPARSING_RATIO_MIN = 10.0
@@ -102,7 +104,8 @@ FLEET_JOBS = 2
 IMPORT_SHARE_MAX = 0.5
 NOT_ON_RECOMMEND = ("networkx", "jinja2", "pymysql", "rich", "scipy", "pandas")
 
-# Thirty cities with large data-centre markets (degrees, city centres).
+# Thirty-two cities with large data-centre markets (degrees, city centres): the first thirty
+# make the many-site figure, all of them the largest topology the engine accepts (MAX_SITES).
 CITIES: dict[str, tuple[float, float]] = {
     "paris": (48.8566, 2.3522),
     "frankfurt": (50.1109, 8.6821),
@@ -134,6 +137,8 @@ CITIES: dict[str, tuple[float, float]] = {
     "sao-paulo": (-23.5505, -46.6333),
     "johannesburg": (-26.2041, 28.0473),
     "dubai": (25.2048, 55.2708),
+    "jakarta": (-6.2088, 106.8456),
+    "santiago": (-33.4489, -70.6693),
 }
 
 
@@ -150,6 +155,7 @@ class Sizes:
     pingparsing_runs: int  # pingparsing is slow: fewer runs, interleaved with the first ones
     sweep_points: int
     fleet_files: int
+    largest_sites: int  # the largest accepted topology (advisor.engine.evidence.MAX_SITES)
 
 
 FULL = Sizes(
@@ -162,6 +168,7 @@ FULL = Sizes(
     pingparsing_runs=3,
     sweep_points=1_000_000,
     fleet_files=1_000,
+    largest_sites=32,
 )
 SMOKE = Sizes(
     runs=1,
@@ -173,6 +180,7 @@ SMOKE = Sizes(
     pingparsing_runs=1,
     sweep_points=1_000,
     fleet_files=6,
+    largest_sites=5,
 )
 
 
@@ -552,6 +560,40 @@ def many_sites(sizes: Sizes = FULL, *, profile: bool = True) -> list[Figure]:
         return [_profiled(time_figure, path, profile), rss, samples]
 
 
+def largest_accepted(sizes: Sizes = FULL) -> Figure:
+    """Time and peak RSS of one load + ``recommend()`` on the largest topology the engine
+    accepts (every pair measured): what SECURITY.md's site bound promises."""
+    links = sizes.largest_sites * (sizes.largest_sites - 1) // 2
+    name = (
+        f"`recommend()` on the largest accepted topology: {sizes.largest_sites} sites, {links} "
+        f"links x {sizes.samples:,} samples"
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        path = write_many_sites(Path(folder), sizes.largest_sites, sizes.samples)
+        run = _child(path, sizes.site_timeout_s)
+    if run is None:
+        return Figure(
+            "largest_rss",
+            name,
+            "peak RSS",
+            math.inf,
+            "MB",
+            LARGEST_RSS_MB_MAX,
+            detail=f"did not finish within {sizes.site_timeout_s:.0f} s",
+        )
+    return Figure(
+        "largest_rss",
+        name,
+        "peak RSS",
+        run["peak_rss_mb"],
+        "MB",
+        LARGEST_RSS_MB_MAX,
+        detail=f"{run['total_s']:.2f} s (one run); verdict {run['architecture']}",
+        yardstick=f"after imports {run['rss_before_mb']:.0f} MB",
+        ratio=run["peak_rss_mb"] / run["rss_before_mb"],
+    )
+
+
 def sample_files(files: Sequence[Path], runs: int = 7) -> Figure:
     """Numbers per second of ``parse_file`` over sample files, alternating with loadtxt."""
     ours_s, theirs_s = [], []
@@ -797,6 +839,8 @@ def run(
     figures.append(startup_budget(EXAMPLE))
     progress(f"recommend() on {sizes.sites} sites")
     figures += many_sites(sizes, profile=profile)
+    progress(f"recommend() on the largest accepted topology, {sizes.largest_sites} sites")
+    figures.append(largest_accepted(sizes))
     progress(f"parsing {sizes.ping_lines:,} ping lines")
     figures += parsing(
         sizes.ping_lines, sizes.runs, sizes.pingparsing_runs if _has_pingparsing() else 0

@@ -32,7 +32,7 @@ def test_smoke_runs_every_benchmark_and_writes_both_tables(tmp_path, calibration
     speed_rows = [line for line in text.splitlines() if line.startswith("| `")]
     # advisor recommend, its start-up budget, recommend() time and RSS, the sample files,
     # the ping log, pingparsing, sweep, the fleet: each beside its yardstick.
-    assert len(speed_rows) == 9
+    assert len(speed_rows) == 10
     assert "| yardstick (same run) | ratio |" in text
     assert "small topologies, `--format jsonl --jobs 2`" in text
     assert "`recommend()`, 4 sites, 6 links x 500 samples" in text
