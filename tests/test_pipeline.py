@@ -158,3 +158,12 @@ def test_wider_windows_remove_the_wait():
 
 def test_the_closed_loop_is_deterministic():
     assert _loop(4, 20.0).commits_per_s == _loop(4, 20.0).commits_per_s
+
+
+def test_huge_write_sets_take_the_asymptotic_bounds_not_minutes_of_events():
+    # A 1.5 GB write set is 48,000 fragments: 8,000 commits of it would be 384 M events (the
+    # property test hung on it). Each write set fills the window alone: the send window's
+    # messages per commit carry 4 / 48,000 write sets per 31 ms (path and local work).
+    fragments = 48_000
+    run = _loop(800, 20.0, fragments=fragments, writesets_per_message=1 / fragments)
+    assert run.commits_per_s == pytest.approx(4 / 0.031 / fragments, rel=1e-9)
