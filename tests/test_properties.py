@@ -54,48 +54,9 @@ class NonFiniteJson(AssertionError):
     """The JSON output holds NaN or Infinity, which strict JSON parsers refuse."""
 
 
-def _numbers_in(node: Any) -> list[float]:
-    if isinstance(node, dict):
-        return [x for value in node.values() for x in _numbers_in(value)]
-    if isinstance(node, list):
-        return [x for value in node for x in _numbers_in(value)]
-    if isinstance(node, int | float) and not isinstance(node, bool):
-        return [float(node)]
-    return []
-
-
-def _dicts_in(node: Any) -> list[dict[Any, Any]]:
-    if isinstance(node, dict):
-        return [node, *(d for value in node.values() for d in _dicts_in(value))]
-    if isinstance(node, list):
-        return [d for value in node for d in _dicts_in(value)]
-    return []
-
-
 def _sites(data: Any) -> list[dict[Any, Any]]:
     sites = data.get("sites") if isinstance(data, dict) else None
     return [s for s in sites if isinstance(s, dict)] if isinstance(sites, list) else []
-
-
-# Crash classes found here and not fixed yet: name -> (the exception types they raise
-# today, a predicate on the input data). Each is tolerated only for inputs of its class,
-# only as those (crash, never AdvisorError or assertion) types, and is pinned by a strict
-# xfail case in tests/test_bad_inputs.py; the fix deletes both.
-KNOWN_GAPS: dict[str, tuple[tuple[type[BaseException], ...], Callable[[Any], bool]]] = {
-    "test_a_plan_where_no_site_writes_works": (
-        (KeyError,),
-        lambda data: not any(s.get("writes", True) and s.get("nodes", 3) > 0 for s in _sites(data)),
-    ),
-    "test_a_vanishing_round_trip_works": (
-        (RuntimeWarning, NonFiniteJson),
-        lambda data: any(
-            0 < x < 1e-6
-            for d in _dicts_in(data)
-            for key in ("samples_ms", "percentiles_ms")
-            for x in _numbers_in(d.get(key))
-        ),
-    ),
-}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,23 +73,14 @@ def check_error(error: AdvisorError, source: str | None) -> None:
         assert text.startswith(source), f"error does not name {source!r} first: {text!r}"
 
 
-def outcome(run: Callable[[], Any], source: str | None, data: Any = None) -> Any:
-    """``run()``'s result, or None after checking the AdvisorError it raised.
-
-    Any other exception fails the test, unless ``data`` belongs to a known gap's class and
-    the exception is the one that gap raises today.
-    """
+def outcome(run: Callable[[], Any], source: str | None) -> Any:
+    """``run()``'s result, or None after checking the AdvisorError it raised; any other
+    exception fails the test (the tolerated crash classes of the first round are fixed)."""
     try:
         return run()
     except AdvisorError as error:
         check_error(error, source)
         return None
-    except Exception as error:
-        if any(
-            isinstance(error, kinds) and applies(data) for kinds, applies in KNOWN_GAPS.values()
-        ):
-            return None
-        raise
 
 
 def usable(parsed: ParsedMeasurement) -> ParsedMeasurement:
@@ -731,7 +683,7 @@ def test_mutated_topologies_give_a_result_or_one_located_line(draw):
     data = draw.draw(mutated(draw.draw(topologies())))
     loaded = outcome(lambda: parse_topology(dump(data), source=Path(SOURCE)), SOURCE)
     if loaded is not None:  # the evidence for inline measurements is computed too
-        outcome(lambda: gather_links(loaded), SOURCE, data)
+        outcome(lambda: gather_links(loaded), SOURCE)
 
 
 @examples(ci=600)
@@ -795,7 +747,7 @@ def test_any_bytes_in_a_file_give_a_result_or_one_located_line(raw, fmt):
 def test_the_engine_gives_a_recommendation_or_one_located_line(data):
     # Protection: every engine step either copes with extreme values or raises AdvisorError.
     loaded = parse_topology(dump(data), source=Path(SOURCE))
-    document = outcome(lambda: strict_json(to_json(recommend(loaded))), SOURCE, data)
+    document = outcome(lambda: strict_json(to_json(recommend(loaded))), SOURCE)
     if document is not None:
         assert document["architecture"] in {
             "single_cluster",
@@ -811,13 +763,9 @@ def run_cli(*args: str) -> Any:
     return CliRunner().invoke(app, list(args), env={"COLUMNS": "100", "NO_COLOR": "1"})
 
 
-def check_cli(result: Any, *, lines: int | None, data: Any = None) -> None:
+def check_cli(result: Any, *, lines: int | None) -> None:
     """Exit 0, or 2 with clean ``advisor: ...`` lines on stderr; never a traceback."""
     escaped = result.exception
-    if escaped is not None and any(
-        isinstance(escaped, kinds) and applies(data) for kinds, applies in KNOWN_GAPS.values()
-    ):
-        return
     assert escaped is None or isinstance(escaped, SystemExit), (
         f"{type(escaped).__name__}: {escaped}"
     )
@@ -847,8 +795,8 @@ def test_the_cli_exits_0_or_2_with_clean_lines(draw):
             (Path(folder) / name).write_text(
                 draw.draw(edits(draw.draw(logs(fmt)))), encoding="utf-8"
             )
-        check_cli(run_cli("validate", str(path)), lines=None, data=data)
+        check_cli(run_cli("validate", str(path)), lines=None)
         recommended = run_cli("recommend", str(path), "--format", "json")
-        check_cli(recommended, lines=1, data=data)
+        check_cli(recommended, lines=1)
         if recommended.exit_code == 0:
-            outcome(lambda: strict_json(recommended.stdout), None, data)
+            outcome(lambda: strict_json(recommended.stdout), None)
