@@ -534,5 +534,5 @@ def test_a_measurement_with_too_many_samples_is_refused(tmp_path):
     with pytest.raises(AdvisorError) as caught:
         parse_file(path, "samples", max_samples=100)
     assert str(caught.value) == (
-        f"{path}: holds 101 samples, more than the limit of 100 per measurement"
+        f"{path}: holds at least 101 samples, more than the limit of 100 per measurement"
     )
