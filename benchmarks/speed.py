@@ -435,6 +435,16 @@ def write_many_sites(
 
 
 def _peak_rss_mb() -> float:
+    """This process's peak RSS [MB]. On Linux from VmHWM: ``ru_maxrss`` survives execve, so a
+    child started by a large benchmark process would report its parent's peak (seen: 741 MB
+    "after imports")."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 2**10  # kB
+    except OSError:
+        pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / 2**20 if sys.platform == "darwin" else peak / 2**10  # bytes on macOS, KiB else
 
