@@ -563,7 +563,7 @@ def many_sites(sizes: Sizes = FULL, *, profile: bool = True) -> list[Figure]:
             peak_mb,
             "MB",
             MANY_SITES_RSS_MB_MAX,
-            detail="ru_maxrss of the whole process",
+            detail="peak RSS (VmHWM) of the whole process",
             yardstick=f"after imports {before_mb:.0f} MB",
             ratio=peak_mb / before_mb,
         )
