@@ -35,7 +35,7 @@ from advisor.collect.connection import (
 from advisor.collect.hotrows import DEFAULT_WINDOW_S, HotRowRate
 from advisor.collect.pstables import TABLE_CHANGES_SQL, table_changes, table_peak_rates
 from advisor.collect.server import ServerInfo, server_info
-from advisor.collect.status import StatusSample, StatusSummary, summarise_status
+from advisor.collect.status import Spread, StatusSample, StatusSummary, summarise_status
 from advisor.errors import AdvisorError
 
 HotRowSource = Literal["binlog", "performance_schema", "none"]
@@ -98,6 +98,10 @@ class CollectedEvidence:
     hot_row_window_s: float
     hot_row_events: int
     binlog_transactions: int
+    # Write transactions of the whole cluster per second from the binary log, and how they
+    # were counted (:func:`_commit_rate`); None: the status counters' (status.commits_per_s).
+    commits_per_s: Spread | None = None
+    commits_source: str = ""
     notes: list[str] = field(default_factory=list)
     samples: list[StatusSample] = field(default_factory=list, repr=False)
 
@@ -217,16 +221,17 @@ def _writeset_sizes(
 
 def _let_reader_catch_up(
     reader: BinlogReader, sampler: _Sampler, settings: ConnectionSettings, notes: list[str]
-) -> None:
-    """Wait a little for the reader to reach the binlog end as of now; say if it did not."""
+) -> bool:
+    """Wait a little for the reader to reach the binlog end as of now; say if it did not.
+    Whether it did (False when the end is unknown)."""
     if sampler.connection is None:
-        return
+        return False
     try:
         end = _binlog_position(sampler.connection, settings)
     except AdvisorError:
-        return
+        return False
     if end is None:
-        return
+        return False
     deadline = time.monotonic() + _CATCH_UP_S
     while not reader.reached(end) and reader.is_alive() and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -235,6 +240,8 @@ def _let_reader_catch_up(
             f"the binary log reader had reached {reader.log_file}:{reader.log_pos} "
             f"of {end[0]}:{end[1]} when the run ended; hot-row counts miss the rest"
         )
+        return False
+    return True
 
 
 class _Sampler:
@@ -370,6 +377,7 @@ def collect(
     connection = connect(target)
     reader: BinlogReader | None = None
     sampler: _Sampler | None = None
+    caught_up = False
     try:
         variables = _read(
             target, "SHOW GLOBAL VARIABLES", lambda: _pairs(connection, "SHOW GLOBAL VARIABLES")
@@ -387,7 +395,7 @@ def collect(
             sampler, interval_s, duration_s, progress, stop
         )
         if reader is not None and not interrupted:
-            _let_reader_catch_up(reader, sampler, target, notes)
+            caught_up = _let_reader_catch_up(reader, sampler, target, notes)
     finally:
         reader_stop.set()
         if reader is not None:
@@ -410,6 +418,48 @@ def collect(
         ended_early=ended_early,
         top_rows=top_rows,
         window_s=hot_row_window_s,
+        binlog_complete=caught_up,
+    )
+
+
+def _commit_rate(
+    status: StatusSummary,
+    reader: BinlogReader | None,
+    info: ServerInfo,
+    elapsed_s: float,
+    *,
+    complete: bool,
+    interval_s: float,
+) -> tuple[Spread | None, str]:
+    """Write transactions of the whole cluster per second from the binary log, and how they
+    were counted; ``(None, "")`` when the binary log cannot say (the status counters do).
+
+    The binary log's transactions when it holds every member's (``log_slave_updates``) and
+    was read whole: exactly what committed. The status counters over-count under conflicts:
+    an autocommit that fails certification is retried silently (``wsrep_retry_autocommit``)
+    and its failed write set still takes a seqno, while ``wsrep_local_cert_failures`` counts
+    only this node's own failures (on the loopback cluster under load: 100/s read for 79.9/s
+    committed, with 1,607 binlog transactions in 20 s). The peak keeps the status intervals'
+    shape, scaled to the binlog's average.
+    """
+    counted = status.commits_per_s
+    usable = (
+        reader is not None
+        and complete
+        and reader.error is None
+        and not reader.interruptions
+        and info.log_slave_updates
+        and elapsed_s > 0
+    )
+    if not usable or reader is None:
+        return None, ""
+    avg = len(reader.transaction_bytes) / elapsed_s
+    scale = avg / counted.avg if counted.avg else None
+    peak = counted.peak * scale if counted.peak is not None and scale is not None else avg
+    return Spread(avg, max(avg, peak)), (
+        f"{len(reader.transaction_bytes)} binary log transactions in {elapsed_s:.0f}s: write "
+        f"transactions of the whole cluster; peak from wsrep_last_committed per "
+        f"{interval_s:g}s interval, scaled to them"
     )
 
 
@@ -428,8 +478,12 @@ def _evidence(
     ended_early: bool,
     top_rows: int,
     window_s: int,
+    binlog_complete: bool = False,
 ) -> CollectedEvidence:
     status = summarise_status(sampler.samples)
+    commits, commits_source = _commit_rate(
+        status, reader, info, elapsed_s, complete=binlog_complete, interval_s=interval_s
+    )
     if status.restarts:
         notes.append(
             f"the server restarted {status.restarts} time(s) during the run; "
@@ -476,6 +530,8 @@ def _evidence(
         hot_row_window_s=float(window_s if source == "binlog" else interval_s),
         hot_row_events=events,
         binlog_transactions=len(reader.transaction_bytes) if reader else 0,
+        commits_per_s=commits,
+        commits_source=commits_source,
         notes=notes,
         samples=sampler.samples,
     )

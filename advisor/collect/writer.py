@@ -134,14 +134,14 @@ def _workload(evidence: CollectedEvidence) -> CommentedMap:
     s = evidence.status
     section = CommentedMap()
     interval = f"{evidence.interval_s:g}s"
-    commits = _spread_map(s.commits_per_s)
+    why = evidence.commits_source or (
+        f"wsrep_last_committed less wsrep_local_cert_failures per {interval} interval: "
+        "write transactions of the whole cluster"
+    )
+    commits = _spread_map(evidence.commits_per_s or s.commits_per_s)
     if commits is not None:
         section["commits_per_s"] = commits
-        section.yaml_add_eol_comment(
-            f"wsrep_last_committed less wsrep_local_cert_failures per {interval} interval: "
-            "write transactions of the whole cluster",
-            "commits_per_s",
-        )
+        section.yaml_add_eol_comment(why, "commits_per_s")
     if evidence.writeset is not None:
         w = evidence.writeset
         p50 = round(w.p50_bytes)
