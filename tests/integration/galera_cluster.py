@@ -17,6 +17,7 @@ __all__ = [
     "GALERA_LIBRARY",
     "GaleraCluster",
     "Node",
+    "ServerFiles",
     "galera_cluster",
     "missing_requirements",
 ]
@@ -122,19 +123,11 @@ def _free_ports(count: int) -> list[int]:
             sock.close()
 
 
-@dataclass
-class Node:
-    """One mariadbd of the cluster."""
+class ServerFiles:
+    """Where one mariadbd keeps its files under ``base_dir``, and a root connection over its
+    socket; shared by this cluster's nodes and the generated-design servers."""
 
-    index: int
     base_dir: Path
-    port: int
-    galera_port: int
-    ist_port: int
-    sst_port: int
-    log_bin: bool = True
-    performance_schema: bool = False
-    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
     def datadir(self) -> Path:
@@ -160,6 +153,21 @@ class Node:
             autocommit=True,
             connect_timeout=connect_timeout,
         )
+
+
+@dataclass
+class Node(ServerFiles):
+    """One mariadbd of the cluster."""
+
+    index: int
+    base_dir: Path
+    port: int
+    galera_port: int
+    ist_port: int
+    sst_port: int
+    log_bin: bool = True
+    performance_schema: bool = False
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     def log_tail(self, lines: int = 40) -> str:
         try:

@@ -60,6 +60,7 @@ import pymysql
 from galera_cluster import (
     _INSTALL_DB_NAMES,
     _SERVER_NAMES,
+    ServerFiles,
     _free_ports,
     _server_user,
     _socket_accepts,
@@ -162,7 +163,7 @@ def shell_assignments(text: str) -> dict[str, str]:
 
 
 @dataclass
-class Server:
+class Server(ServerFiles):
     """One mariadbd started from one generated Galera file, playing one placeholder host."""
 
     host: str
@@ -179,37 +180,13 @@ class Server:
     # What the generated files set, after the loopback rewrites (the values to find).
     settings: dict[str, str] = field(default_factory=dict)
 
-    @property
-    def datadir(self) -> Path:
-        return self.base_dir / "data"
-
-    @property
-    def socket(self) -> Path:
-        return self.base_dir / "mysqld.sock"
-
-    @property
-    def config(self) -> Path:
-        return self.base_dir / "my.cnf"
-
-    @property
-    def error_log(self) -> Path:
-        return self.base_dir / "error.log"
-
-    def connect(self, connect_timeout: float = 10.0) -> Any:
-        return pymysql.connect(
-            unix_socket=str(self.socket),
-            user="root",
-            autocommit=True,
-            connect_timeout=connect_timeout,
-        )
-
     def query(self, statement: str) -> list[tuple[Any, ...]]:
-        with self.connect() as conn, conn.cursor() as cur:
+        with self.root_connection() as conn, conn.cursor() as cur:
             cur.execute(statement)
             return list(cur.fetchall())
 
     def execute(self, *statements: str) -> None:
-        with self.connect() as conn, conn.cursor() as cur:
+        with self.root_connection() as conn, conn.cursor() as cur:
             for statement in statements:
                 cur.execute(statement)
 

@@ -782,7 +782,7 @@ def test_garbd_joins_with_the_generated_conf(deployment: Deployment) -> None:
 
 
 def _channel_status(server: Server, channel: str) -> dict[str, str]:
-    with server.connect() as conn, conn.cursor() as cur:
+    with server.root_connection() as conn, conn.cursor() as cur:
         cur.execute(f"SHOW SLAVE '{channel}' STATUS")
         row = cur.fetchone()
         names = [d[0] for d in cur.description]
@@ -940,7 +940,7 @@ def _channels_status(server: Server) -> str:
         "Last_SQL_Error",
         "Gtid_IO_Pos",
     )
-    with server.connect() as conn, conn.cursor() as cur:
+    with server.root_connection() as conn, conn.cursor() as cur:
         cur.execute("SHOW ALL SLAVES STATUS")
         names = [d[0] for d in cur.description]
         rows = cur.fetchall()
