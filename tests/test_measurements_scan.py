@@ -28,6 +28,38 @@ def test_read_decimals_rounds_exactly_like_float(numbers: list[str]) -> None:
     assert ok.all()
 
 
+def _read_one_by_one(text: bytes, start: int, width: int) -> tuple[float | None, int, bool]:
+    """What read_decimals says of the number at ``start``, read byte by byte."""
+    piece = text[start : start + width + 1]  # one more byte shows where the number ends
+    length = 0
+    while length < len(piece) and piece[length : length + 1] in b"0123456789.":
+        length += 1
+    number = piece[:length]
+    ok = number[:1].isdigit() and number.count(b".") <= 1 and length <= width
+    return (float(number) if ok else None), length, ok
+
+
+@settings(max_examples=300)
+@given(
+    text=st.text("0123456789. x", max_size=40).map(str.encode),
+    width=st.integers(1, 15),
+    data=st.data(),
+)
+def test_read_decimals_agrees_with_reading_byte_by_byte(
+    text: bytes, width: int, data: st.DataObject
+) -> None:
+    # numbers of 1 to 16+ bytes, with 0 to several dots, anywhere up to the buffer's end
+    starts = data.draw(st.lists(st.integers(0, len(text)), max_size=8))
+    value, length, ok = read_decimals(
+        np.frombuffer(text, dtype=np.uint8), np.array(starts, dtype=np.int64), width
+    )
+    for row, start in enumerate(starts):
+        expected, expected_length, expected_ok = _read_one_by_one(text, start, width)
+        assert (bool(ok[row]), int(length[row])) == (expected_ok, expected_length)
+        if expected_ok:
+            assert value[row] == expected
+
+
 def test_read_decimals_flags_what_is_not_a_number() -> None:
     text = b"a=-1 b=1.2.3 c=.5 d=12345678901234 e=7"
     buf = np.frombuffer(text, dtype=np.uint8)

@@ -27,10 +27,12 @@ import numpy as np
 
 from advisor.measurements.result import ParsedMeasurement, source_error
 from advisor.measurements.scan import (
+    ByteArray,
     FloatArray,
     IntArray,
     after_keys,
     equals_and_newlines,
+    line_chunks,
     line_text,
     read_decimals,
     spells,
@@ -110,8 +112,7 @@ def parse_ping(text: str, *, source: str = "<text>") -> ParsedMeasurement:
 
 def parse_ping_bytes(data: bytes, *, source: str = "<text>") -> ParsedMeasurement:
     """:func:`parse_ping` on the raw UTF-8 bytes of a file (saves re-encoding 100 MB logs)."""
-    equals, newlines = equals_and_newlines(data)
-    probes = _scan_probes(data, equals, newlines, source)
+    probes, newlines = _scan_probes(data, source)
     other = _read_other_lines(data, newlines, probes.line)
     runs = max(other.banners, other.summaries)
     if runs > 1:
@@ -219,9 +220,46 @@ def _unwrap(seq: IntArray) -> IntArray:
     return np.concatenate(([seq[0]], seq[0] + np.cumsum(step)))
 
 
-def _scan_probes(data: bytes, equals: IntArray, newlines: IntArray, source: str) -> _Probes:
-    """Every ``icmp_seq=N`` (first per line) and the ``time=X ms`` on its line."""
+def _scan_probes(data: bytes, source: str) -> tuple[_Probes, IntArray]:
+    """Every probe line (see :func:`_scan_lines`) and the offset of every newline.
+
+    Read in ranges of whole lines (:func:`line_chunks`): the temporaries of a 100 MB log
+    would otherwise be hundreds of MB of freshly faulted pages, costing more than the scan.
+    """
     buf = np.frombuffer(data, dtype=np.uint8)
+    probes: list[_Probes] = []
+    newlines: list[IntArray] = [np.empty(0, dtype=np.int64)]
+    lines_before = 0
+    for start, end in line_chunks(data):
+        equals, chunk_newlines = equals_and_newlines(data, start, end)
+        probes.append(_scan_lines(data, buf, equals, chunk_newlines, lines_before, source))
+        newlines.append(chunk_newlines)
+        lines_before += chunk_newlines.size
+    if not probes:  # an empty file
+        nothing = np.empty(0, dtype=np.int64)
+        return _Probes(nothing, nothing, np.empty(0)), nothing
+    return (
+        _Probes(
+            np.concatenate([p.line for p in probes]),
+            np.concatenate([p.seq for p in probes]),
+            np.concatenate([p.rtt_ms for p in probes]),
+            sum(p.bad_checksums for p in probes),
+        ),
+        np.concatenate(newlines),
+    )
+
+
+def _scan_lines(
+    data: bytes,
+    buf: ByteArray,
+    equals: IntArray,
+    newlines: IntArray,
+    lines_before: int,
+    source: str,
+) -> _Probes:
+    """Every ``icmp_seq=N`` (first per line) and the ``time=X ms`` on its line, in whole
+    lines holding the ``equals`` and ending at the ``newlines`` (``lines_before`` lines
+    come before them)."""
     seq_at, time_at = after_keys(buf, equals, b"seq", b" time")  # busybox prints "seq="
     seq_value, _, ok = read_decimals(buf, seq_at, width=5)
     ok &= seq_value % 1 == 0
@@ -246,13 +284,13 @@ def _scan_probes(data: bytes, equals: IntArray, newlines: IntArray, source: str)
             "cannot read the round trip of this reply: expected 'time=<ms> ms' with a "
             f"non-negative number, found {line_text(data, bad)!r}",
             source,
-            int(np.searchsorted(newlines, bad)) + 1,
+            lines_before + int(np.searchsorted(newlines, bad)) + 1,
         )
     # iputils counts a reply with a bad checksum as corrupted, not received
     corrupted = spells(buf, time_at + length + 3, b" (BAD CHECKSUM!)")
     rtt_ms = np.full(seq.size, np.nan)
     rtt_ms[owner] = np.where(corrupted, np.nan, value)
-    return _Probes(line, seq, rtt_ms, int(corrupted.sum()))
+    return _Probes(line + lines_before, seq, rtt_ms, int(corrupted.sum()))
 
 
 def _read_other_lines(data: bytes, newlines: IntArray, probe_lines: IntArray) -> _OtherLines:

@@ -10,24 +10,28 @@ from __future__ import annotations
 
 __all__ = [
     "BoolArray",
+    "ByteArray",
     "FloatArray",
     "IntArray",
     "after_keys",
     "decimal_lines",
     "equals_and_newlines",
+    "line_chunks",
     "line_text",
     "read_decimals",
     "spells",
 ]
 
+from collections.abc import Iterator
+
 import numpy as np
 import numpy.typing as npt
-from numpy.lib.stride_tricks import sliding_window_view
 
 BoolArray = npt.NDArray[np.bool_]
 ByteArray = npt.NDArray[np.uint8]
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+U64Array = npt.NDArray[np.uint64]
 
 # Scan in 4 MiB chunks: temporaries that small are recycled by the allocator instead of
 # being page-faulted in afresh (a 100 MB boolean temporary costs ~0.2 s in faults alone).
@@ -36,22 +40,39 @@ _CHUNK_BYTES = 1 << 22
 NUMBER_WIDTH = 12
 _EQUALS, _NEWLINE = ord("="), ord("\n")
 _WORD = 8  # bytes in the word read before each "=" sign
-# Byte -> code: digits to their value, "." to _DOT_CODE, anything else to _OTHER.
-_DOT_CODE, _OTHER = -1, -2
-_CODE = np.full(256, _OTHER, dtype=np.int8)
-_CODE[ord("0") : ord("9") + 1] = np.arange(10)
-_CODE[ord(".")] = _DOT_CODE
 
 
-def equals_and_newlines(data: bytes) -> tuple[IntArray, IntArray]:
-    """Byte offsets of every ``=`` and every newline in ``data``, each sorted."""
+def equals_and_newlines(
+    data: bytes, start: int = 0, end: int | None = None
+) -> tuple[IntArray, IntArray]:
+    """Byte offsets of every ``=`` and every newline in ``data[start:end]``, each sorted."""
     buf = np.frombuffer(data, dtype=np.uint8)
+    end = buf.size if end is None else end
     equals, newlines = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
-    for start in range(0, buf.size, _CHUNK_BYTES):
-        chunk = buf[start : start + _CHUNK_BYTES]
-        equals.append(np.flatnonzero(chunk == _EQUALS) + start)
-        newlines.append(np.flatnonzero(chunk == _NEWLINE) + start)
+    for first in range(start, end, _CHUNK_BYTES):
+        chunk = buf[first : min(first + _CHUNK_BYTES, end)]
+        equals.append(np.flatnonzero(chunk == _EQUALS) + first)
+        newlines.append(np.flatnonzero(chunk == _NEWLINE) + first)
     return np.concatenate(equals), np.concatenate(newlines)
+
+
+def line_chunks(data: bytes, size: int = _CHUNK_BYTES) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` byte ranges of about ``size`` bytes of whole lines, covering ``data``.
+
+    Each range but the last ends just after a newline (a line longer than ``size`` makes a
+    longer range), so whatever is read per line can be read range by range with small,
+    recycled temporaries.
+
+    >>> list(line_chunks(b"ab\\ncd\\nef", size=4)), list(line_chunks(b"abcdef\\ng", size=4))
+    ([(0, 3), (3, 6), (6, 8)], [(0, 7), (7, 8)])
+    """
+    start = 0
+    while start < len(data):
+        end = len(data) if start + size >= len(data) else data.rfind(b"\n", start, start + size) + 1
+        if end <= start:  # no newline within size bytes: the range runs to the line's end
+            end = data.find(b"\n", start + size) + 1 or len(data)
+        yield start, end
+        start = end
 
 
 def after_keys(buf: ByteArray, equals: IntArray, *keys: bytes) -> list[IntArray]:
@@ -97,7 +118,7 @@ def spells(buf: ByteArray, at: IntArray, word: bytes) -> BoolArray:
     return hit
 
 
-def _words(buf: ByteArray) -> npt.NDArray[np.uint64]:
+def _words(buf: ByteArray) -> U64Array:
     """Every offset of ``buf`` seen as the start of an (unaligned) 64-bit word."""
     return np.ndarray((buf.size - _WORD + 1,), dtype=np.uint64, buffer=buf, strides=(1,))
 
@@ -117,48 +138,137 @@ def read_decimals(
 ) -> tuple[FloatArray, IntArray, BoolArray]:
     """Decode the unsigned decimal numbers (``12``, ``0.045``) that begin at ``starts``.
 
-    Digits are accumulated into an exact integer mantissa and divided once by a power of
-    ten, which rounds exactly as ``float(text)`` does.
+    The 16 bytes at each start are read as two 64-bit words, classified and decoded eight
+    bytes at a time (SWAR, as :func:`decimal_lines`), so the cost does not grow with the
+    width. Digits make an exact integer mantissa divided once by a power of ten, which
+    rounds exactly as ``float(text)`` does.
 
     Returns
     -------
     value, length, ok
-        The numbers, their lengths [bytes], and whether each is well formed: starts with a
-        digit, holds at most one dot and is at most ``width`` bytes long.
+        The numbers, their lengths [bytes] (at most ``width + 1``), and whether each is well
+        formed: starts with a digit, holds at most one dot and is at most ``width`` bytes long
+        (at most 15). A value where ``ok`` is false means nothing.
 
     >>> buf = np.frombuffer(b"time=49.6 ms time=0.045 ms seq=7", dtype=np.uint8)
     >>> value, length, ok = read_decimals(buf, np.array([5, 18, 31]))
     >>> value.tolist(), length.tolist(), ok.tolist()
     ([49.6, 0.045, 7.0], [4, 5, 1], [True, True, True])
     """
-    width += 1  # one more byte shows where the number ends
-    if buf.size < width:
-        buf = np.concatenate((buf, np.zeros(width, dtype=np.uint8)))
-    limit = buf.size - width
-    window = sliding_window_view(buf, width)[np.minimum(starts, limit)]  # a copy per row
-    for row in np.flatnonzero(starts > limit):  # the few numbers in the last bytes
-        piece = buf[starts[row] :]
-        window[row] = 0
-        window[row, : piece.size] = piece
-    codes = _CODE[np.ascontiguousarray(window.T)]  # one row per byte position of the numbers
-    n = starts.size
-    mantissa = np.zeros(n, dtype=np.int64)
-    decimals = np.zeros(n, dtype=np.int64)
-    length = np.zeros(n, dtype=np.int64)
-    dots = np.zeros(n, dtype=np.int64)
-    running = codes[0] >= 0  # a number starts with a digit
-    ok = running.copy()
-    for code in codes:
-        running &= code != _OTHER
-        if not running.any():
-            break
-        digit = running & (code >= 0)
-        mantissa = np.where(digit, mantissa * 10 + code, mantissa)  # Horner, exact in int64
-        decimals += digit & (dots > 0)
-        dots += running & (code == _DOT_CODE)
-        length += running
-    ok &= (dots <= 1) & (length < width)
-    return mantissa / 10.0**decimals, length, ok
+    if not 0 < width < 2 * _WORD:
+        raise ValueError(f"width must be 1 to {2 * _WORD - 1} bytes, got {width}")
+    starts = np.asarray(starts, dtype=np.int64)
+    near_end = starts > buf.size - 2 * _WORD  # the few numbers in the last bytes
+    if not near_end.any():
+        return _read_words(_words(buf), starts, width) if starts.size else _none_read()
+    # read those from a zero-padded copy of the buffer's tail, the rest in place
+    offset = max(buf.size - 2 * _WORD, 0)
+    tail = np.concatenate((buf[offset:], np.zeros(2 * _WORD, dtype=np.uint8)))
+    value, length = np.empty(starts.size), np.empty(starts.size, dtype=np.int64)
+    ok = np.empty(starts.size, dtype=bool)
+    rows = near_end
+    value[rows], length[rows], ok[rows] = _read_words(_words(tail), starts[rows] - offset, width)
+    rows = ~near_end
+    if rows.any():
+        value[rows], length[rows], ok[rows] = _read_words(_words(buf), starts[rows], width)
+    return value, length, ok
+
+
+def _none_read() -> tuple[FloatArray, IntArray, BoolArray]:
+    return np.empty(0), np.empty(0, dtype=np.int64), np.empty(0, dtype=bool)
+
+
+def _read_words(
+    words: U64Array, starts: IntArray, width: int
+) -> tuple[FloatArray, IntArray, BoolArray]:
+    """:func:`read_decimals` where ``words`` holds two whole words at every start."""
+    low = words[starts]  # the number's first byte is the word's lowest
+    digit, dot = _classify(low)
+    end = _first_set_byte(~(digit | dot) & _HIGH_BITS)  # the first byte after the number
+    if bool((end == _WORD).any()):  # a number of 8 bytes or more: read two words
+        value, length, ok = np.empty(starts.size), end, np.empty(starts.size, dtype=bool)
+        long_ = end == _WORD
+        value[long_], length[long_], ok[long_] = _read_two_words(words, starts[long_], width)
+        short = ~long_
+        value[short], ok[short] = _one_word(low[short], digit[short], dot[short], end[short], width)
+        return value, np.minimum(length, width + 1), ok
+    value, ok = _one_word(low, digit, dot, end, width)
+    return value, np.minimum(end, width + 1), ok
+
+
+def _one_word(
+    word: U64Array,
+    digit: U64Array,
+    dot: U64Array,
+    end: IntArray,
+    width: int,
+) -> tuple[FloatArray, BoolArray]:
+    """Value and well-formedness of the numbers in the first ``end`` (< 8) bytes of ``word``,
+    whose digits and dots :func:`_classify` marked."""
+    dot = dot & ((_U64(1) << (end.astype(np.uint64) * _U64(8))) - _U64(1))  # in the number
+    ok = ((digit & _U64(0x80)) != 0) & (np.bitwise_count(dot) <= 1) & (end <= width)
+    # drop the dot: the bytes after it move down one place (no dot: nothing moves)
+    before_dot: U64Array = (dot >> _U64(7)) - _U64(1)
+    word = (word & before_dot) | ((word >> _U64(8)) & ~before_dot)
+    has_dot = dot != 0
+    digits = end - has_dot
+    # right-align the digits, "0" before them, and read them as one integer
+    shift = (_WORD - digits).astype(np.uint64) * _U64(8)
+    word = (word << shift) | (_ASCII_ZEROS >> (_U64(64) - shift))
+    after = np.maximum(digits - np.bitwise_count(before_dot).astype(np.int64) // 8, 0)
+    return _eight_digits(word) / _POWERS_OF_TEN[after], ok
+
+
+def _read_two_words(
+    words: U64Array, starts: IntArray, width: int
+) -> tuple[FloatArray, IntArray, BoolArray]:
+    """:func:`_read_words` for numbers of 8 bytes or more."""
+    low, high = words[starts], words[starts + _WORD]
+    low_digit, low_dot = _classify(low)
+    high_digit, high_dot = _classify(high)
+    # the number runs to the first byte that is neither digit nor dot (16 when none is)
+    low_end = _first_set_byte(~(low_digit | low_dot) & _HIGH_BITS)
+    high_end = _first_set_byte(~(high_digit | high_dot) & _HIGH_BITS)
+    length = np.where(low_end < _WORD, low_end, _WORD + high_end)
+    dots = np.bitwise_count(low_dot & _KEEP_LOW[np.minimum(length, _WORD)])
+    dots += np.bitwise_count(high_dot & _KEEP_LOW[np.maximum(length - _WORD, 0)])
+    ok = ((low_digit & _U64(0x80)) != 0) & (dots <= 1) & (length < width + 1)
+    # right-align the number in the 16 bytes (a shift of 64 bits or more gives 0 in numpy)
+    shift: U64Array = (2 * _WORD - np.minimum(length, 2 * _WORD)).astype(np.uint64) * _U64(8)
+    high = (high << shift) | (low >> (_U64(64) - shift)) | (low << (shift - _U64(64)))
+    low = low << shift
+    value = _right_aligned(low, high, np.minimum(length, 2 * _WORD))
+    return value, np.minimum(length, width + 1).astype(np.int64), ok
+
+
+def _classify(word: U64Array) -> tuple[U64Array, ...]:
+    """The high bit of each byte that is an ASCII digit, and of each that is a dot."""
+    ascii_ = ~word & _HIGH_BITS
+    low7 = word & _U64(0x7F7F7F7F7F7F7F7F)  # adding below cannot carry into the next byte
+    at_least_0 = (low7 + _U64(0x5050505050505050)) & _HIGH_BITS  # byte >= "0" (0x30)
+    at_most_9 = ~(low7 + _U64(0x4646464646464646)) & _HIGH_BITS  # byte <= "9" (0x39)
+    zero_if_dot = low7 ^ _U64(0x2E2E2E2E2E2E2E2E)
+    dot = ~((zero_if_dot + _U64(0x7F7F7F7F7F7F7F7F)) | zero_if_dot) & ascii_
+    return at_least_0 & at_most_9 & ascii_, dot
+
+
+def _first_set_byte(high_bits: U64Array) -> IntArray:
+    """Index of the lowest byte whose high bit is set; 8 when none is."""
+    lowest = high_bits & (~high_bits + _U64(1))
+    return np.bitwise_count(lowest - _U64(1)).astype(np.int64) // 8
+
+
+def _right_aligned(low: U64Array, high: U64Array, length: IntArray) -> FloatArray:
+    """The numbers whose last of ``length`` bytes ends ``high`` (digits and at most one dot;
+    the bytes before them are ignored), as :func:`_decode_block` reads a line."""
+    high, high_dot = _line_word(high, np.minimum(length, _WORD))
+    low, low_dot = _line_word(low, np.maximum(length - _WORD, 0))
+    whole = _eight_digits(high).astype(np.int64) + _eight_digits(low).astype(np.int64) * 10**8
+    after = np.where(low_dot != 0, _digits_after(low_dot, _WORD), _digits_after(high_dot, 0))
+    scale = 10 ** after.astype(np.int64)
+    right = whole % scale
+    has_dot = (low_dot | high_dot) != 0
+    return np.where(has_dot, ((whole - right) // 10 + right) / scale, whole.astype(np.float64))
 
 
 # decimal_lines: the longest line read as one number [bytes]; 15 digits stay below 2**53,
@@ -173,6 +283,10 @@ _DIGIT_BIT = _U64(0x1010101010101010)  # set in every byte "0" to "9", clear in 
 _KEEP = np.array(
     [0] + [(2**64 - 1) ^ (2 ** (8 * (8 - n)) - 1) for n in range(1, _WORD + 1)], dtype=np.uint64
 )
+# _KEEP_LOW[n]: the low n bytes of a word, i.e. the first n bytes of its text.
+_KEEP_LOW = np.array([2 ** (8 * n) - 1 for n in range(_WORD + 1)], dtype=np.uint64)
+_HIGH_BITS = _U64(0x8080808080808080)  # the high bit of every byte
+_POWERS_OF_TEN = 10.0 ** np.arange(2 * _WORD)  # exact in float64, as every power to 1e22 is
 
 
 def decimal_lines(data: bytes) -> FloatArray | None:
@@ -216,9 +330,7 @@ def decimal_lines(data: bytes) -> FloatArray | None:
     return out
 
 
-def _decode_block(
-    words: npt.NDArray[np.uint64], ends: IntArray, lengths: IntArray
-) -> FloatArray | None:
+def _decode_block(words: U64Array, ends: IntArray, lengths: IntArray) -> FloatArray | None:
     """The numbers of lines ending at ``ends`` (right-aligned in two words), or None."""
     high, high_dot = _line_word(words[ends + _WORD], np.minimum(lengths, _WORD))
     whole = _eight_digits(high).astype(np.int64)
@@ -237,9 +349,7 @@ def _decode_block(
     return np.where(dots > 0, ((whole - right) // 10 + right) / scale, whole.astype(np.float64))
 
 
-def _line_word(
-    word: npt.NDArray[np.uint64], keep: IntArray
-) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+def _line_word(word: U64Array, keep: IntArray) -> tuple[U64Array, U64Array]:
     """The word with bytes before the line read as "0", its dot as "0"; and the dot's bit."""
     mask = _KEEP[keep]
     word = (word & mask) | (_ASCII_ZEROS & ~mask)
@@ -247,13 +357,13 @@ def _line_word(
     return word + (dot >> _U64(3)), dot  # "." + 2 = "0"
 
 
-def _digits_after(dot: npt.NDArray[np.uint64], offset: int) -> IntArray:
+def _digits_after(dot: U64Array, offset: int) -> IntArray:
     """Digits after the dot whose bit (8b + 4 for byte b) is set, ``offset`` more in a low word."""
     byte = (np.bitwise_count(dot - _U64(1)).astype(np.int64) - 4) // 8
     return np.where(dot != 0, _WORD - 1 - byte + offset, 0)
 
 
-def _eight_digits(word: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+def _eight_digits(word: U64Array) -> U64Array:
     """The integer of 8 ASCII digits, the first at the lowest byte (three SWAR steps)."""
     word = word - _ASCII_ZEROS
     word = ((word & _U64(0x0F0F0F0F0F0F0F0F)) * _U64(10 * 2**8 + 1)) >> _U64(8)
