@@ -40,6 +40,7 @@ from advisor.engine.workload import WritesetSizes, writeset_size_draws, writeset
 from advisor.inputs.topology import Clients, HotRow, Topology
 from advisor.model import galera, pipeline, quorum, replication, tcp
 from advisor.model.provider_options import effective_options
+from advisor.model.row_locks import RowWrites
 from advisor.model.rtt import RttDistribution, quantiles_at
 from advisor.vocabulary import Architecture
 
@@ -510,9 +511,11 @@ class Evaluator:
         path, reply = self._paths[(frozenset(cluster.sites), cluster.arbitrator, site)]
         per_txn = clients.commits_per_txn
         lan_p50 = self.lan_commit_ms(site)["p50"]
+        think_ms = max(clients.baseline_txn_latency_ms - per_txn * lan_p50, 0.0)
+        rows = clients.row_writes
         run = pipeline.closed_loop(
             clients.concurrency,
-            max(clients.baseline_txn_latency_ms - per_txn * lan_p50, 0.0),
+            think_ms,
             per_txn,
             path - self.local_commit_ms,
             reply,
@@ -521,10 +524,22 @@ class Evaluator:
             send_window=self.send_window,
             writesets_per_message=self.writesets_per_message,
             local_commit_ms=self.local_commit_ms,
+            row_writes=None
+            if rows is None
+            else RowWrites(
+                rows.rows_per_commit, rows.table_rows, rows.hot_rows or 0, rows.hot_share or 0.0
+            ),
         )
-        # The window binds when commits wait for it: their mean beyond a lone commit's by 10 %.
-        queued = float(np.mean(run.commit_ms)) > 1.1 * float(np.mean(cluster.commit_ms[site]))
-        limited: LimitedBy = "send window" if queued else "commit latency"
+        # The window binds when commits wait for it: their mean beyond a lone commit's by
+        # 10 %; row locks when transactions wait longer for rows than commits for the window.
+        lone_ms = float(np.mean(cluster.commit_ms[site]))
+        commit_ms = float(np.mean(run.commit_ms))
+        lock_wait_ms = 0.0
+        if rows is not None:  # what the transactions took beyond thinking and committing
+            lock_wait_ms = float(np.mean(run.txn_ms)) - think_ms - per_txn * commit_ms
+        limited: LimitedBy = "commit latency"
+        if max(commit_ms - lone_ms, lock_wait_ms) > 0.1 * lone_ms:
+            limited = "send window" if commit_ms - lone_ms >= lock_wait_ms else "row locks"
         txn = summarise(run.txn_ms, ("p50", "p95"))
         return Throughput(run.commits_per_s, txn, limited)
 

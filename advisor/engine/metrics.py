@@ -40,7 +40,7 @@ from advisor.model import galera, quorum
 from advisor.vocabulary import Architecture
 
 FloatArray = npt.NDArray[np.float64]
-LimitedBy = Literal["send window", "commit latency"]
+LimitedBy = Literal["send window", "commit latency", "row locks"]
 Percentiles = dict[str, float]
 REPORTED = ("p50", "p95", "p99", "p999", "max")
 _LEVELS = {"p50": 50, "p95": 95, "p99": 99, "p999": 99.9, "max": 100}

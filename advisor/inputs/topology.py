@@ -358,10 +358,38 @@ class HotRow(_Model):
     writer_sites: Annotated[list[SiteName], Field(min_length=1)] | None = None
 
 
+class RowWrites(_Model):
+    """Extension: the rows each commit of the clients writes, for the lock waits between them
+    (advisor.model.row_locks). sysbench 1.0's oltp_read_write: 3 rows of tables x table_size,
+    1 % of them taking 75 % of the writes (its default ``--rand-type=special``)."""
+
+    rows_per_commit: Annotated[int, Field(ge=1, le=10_000)]
+    table_rows: Annotated[int, Field(ge=1, le=10**12)]
+    hot_rows: Annotated[int, Field(ge=1, le=10**12)] | None = None
+    hot_share: Annotated[float, Field(gt=0, lt=1)] | None = None
+
+    @model_validator(mode="after")
+    def _check_sets(self) -> RowWrites:
+        if (self.hot_rows is None) != (self.hot_share is None):
+            raise ValueError("hot_rows and hot_share go together: give both or neither")
+        if self.rows_per_commit > self.table_rows:
+            raise ValueError(
+                f"rows_per_commit ({self.rows_per_commit}) exceeds table_rows ({self.table_rows})"
+            )
+        hot = self.hot_rows or 0
+        if hot and not self.rows_per_commit <= hot <= self.table_rows - self.rows_per_commit:
+            raise ValueError(
+                f"hot_rows ({hot}) must hold a commit's rows ({self.rows_per_commit}) and leave "
+                f"as many outside it in table_rows ({self.table_rows})"
+            )
+        return self
+
+
 class Clients(_Model):
     concurrency: Annotated[int, Field(ge=1, le=1_000_000)]
     baseline_txn_latency_ms: Annotated[float, Field(ge=0.001, le=1e6)]
     commits_per_txn: Annotated[int, Field(ge=1, le=10_000)] = 1
+    row_writes: RowWrites | None = None
 
 
 class Workload(_Model):

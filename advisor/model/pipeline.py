@@ -63,6 +63,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from advisor.model.row_locks import RowLocks, RowWrites
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
@@ -246,6 +248,7 @@ def closed_loop(
     send_window: int,
     writesets_per_message: float,
     local_commit_ms: float,
+    row_writes: RowWrites | None = None,
     commits: int = 4000,
     seed: int = 20_261_122,
 ) -> ClosedLoop:
@@ -261,6 +264,10 @@ def closed_loop(
     queueing assumption: clients' SQL times vary); each commit takes the next of the drawn
     ``path_ms``, ``first_reply_ms`` and ``fragments``. The first fifth of the commits is a
     warm-up and not reported.
+
+    With ``row_writes``, each commit first locks its rows (:mod:`advisor.model.row_locks`):
+    a row another client holds delays the write set until that client's commit is done, and
+    the wait counts in the transaction's time, not in the commit's.
 
     >>> run = closed_loop(1, 4.0, 1, [30.0], [20.0], [1], user_window=2, send_window=4,
     ...                   writesets_per_message=19, local_commit_ms=1.0, commits=500)
@@ -301,12 +308,28 @@ def closed_loop(
     for client in range(clients):
         txn_start[client] = 0.0
         push(float(rng.exponential(think_ms / per_txn)), _WRITESET, client)
+    locks = None if row_writes is None else RowLocks(row_writes, np.random.default_rng(seed + 1))
+
+    def granted(time: float) -> None:
+        """Clients given the row they waited for go on at ``time``."""
+        if locks is not None:
+            for client in locks.granted:
+                push(time, _GRANTED, client)
+            locks.granted.clear()
+
     k = 0
     while events and len(done) < commits:
         now, _, kind, value = heapq.heappop(events)
-        if kind == _WRITESET:
-            started[value] = now
-            sent = sim.submit(value, int(pieces[k % pieces.size]))
+        if kind in (_WRITESET, _GRANTED):
+            holds = locks is None or (
+                locks.request(value) if kind == _WRITESET else locks.proceed(value)
+            )
+            granted(now)  # a deadlock victim's rows
+            if holds:
+                started[value] = now
+                sent = sim.submit(value, int(pieces[k % pieces.size]))
+            else:
+                sent = []
         elif kind == _REPLY:
             sent = sim.drain()
         else:
@@ -314,6 +337,9 @@ def closed_loop(
                 done.append((now, now - started[client] + local_commit_ms))
                 left_in_txn[client] -= 1
                 end = now + local_commit_ms
+                if locks is not None:  # the commit is done: its rows go to their waiters
+                    locks.release(client)
+                    granted(end)
                 if left_in_txn[client] == 0:
                     txns.append(end - txn_start[client])
                     left_in_txn[client], txn_start[client] = per_txn, end
@@ -367,7 +393,7 @@ def _asymptotic(
     return ClosedLoop(rate, commit_ms * max(stretch, 1.0), np.asarray(txn, dtype=float))
 
 
-_WRITESET, _REPLY, _SAFE = 0, 1, 2
+_WRITESET, _REPLY, _SAFE, _GRANTED = 0, 1, 2, 3
 
 
 class _Pipeline:

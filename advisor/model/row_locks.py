@@ -1,0 +1,145 @@
+"""Row locks between clients of one node: a transaction waits for a row another holds.
+
+InnoDB locks a row a transaction writes until that transaction commits; under Galera the
+commit includes its replication, so a row stays locked for a whole commit path (Callaghan's
+law, per row rather than per hot row). Clients of one node that write the same rows queue
+for each other's commits: the waits are InnoDB's, before replication, and no certification
+conflict arises. A workload whose writes fall on a small hot set (sysbench 1.0's default
+``--rand-type=special``: 75 % of ids in 1 % of each table) loses throughput to them and gains
+a tail of one or more extra commit paths.
+
+The mechanism, as ``closed_loop`` in :mod:`advisor.model.pipeline` drives it:
+
+- Each commit writes ``rows_per_commit`` distinct rows, drawn with probability ``hot_share``
+  uniformly from ``hot_rows`` rows and otherwise uniformly from the other
+  ``table_rows - hot_rows``; the writes come at the end of the transaction's SQL (as in
+  sysbench's oltp_read_write: point and range selects first, then the updates, the delete and
+  the insert), so all are requested at once when the think time ends.
+- Rows are locked in order; a row held by another client puts the requester in that row's
+  first-come queue, holding what it has (InnoDB's record locks, granted in order of request).
+- A request that would close a cycle of waits is a deadlock: the requester is the victim,
+  releases its rows and draws its writes again at once (InnoDB rolls one transaction back
+  with ER_LOCK_DEADLOCK; sysbench counts it as an ignored error and runs the event again).
+- Every row is released when its commit is done (after replication and local commit); the
+  first waiter of each row gets it.
+
+Glossary: ``rows_per_commit`` rows one commit writes; ``table_rows`` rows the writes fall on;
+``hot_rows`` the hot set inside them; ``hot_share`` the share of writes that land in it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["RowLocks", "RowWrites"]
+
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class RowWrites:
+    """Where a commit's writes fall: ``rows_per_commit`` of ``table_rows`` rows, of which
+    ``hot_rows`` take ``hot_share`` of the writes (0 and 0.0: uniform)."""
+
+    rows_per_commit: int
+    table_rows: int
+    hot_rows: int = 0
+    hot_share: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.rows_per_commit <= self.table_rows:
+            raise ValueError("rows_per_commit must be between 1 and table_rows")
+        if not 0 <= self.hot_rows < self.table_rows or not 0.0 <= self.hot_share < 1.0:
+            raise ValueError("hot_rows must be below table_rows and hot_share in [0, 1)")
+        if (self.hot_rows == 0) != (self.hot_share == 0.0):
+            raise ValueError("hot_rows and hot_share go together")
+        cold = self.table_rows - self.hot_rows
+        if self.hot_rows and min(self.hot_rows, cold) < self.rows_per_commit:
+            raise ValueError("the hot set and the rest must each hold a commit's rows")
+
+
+@dataclass
+class RowLocks:
+    """The lock table of one node's clients; clients are integers, rows are integers.
+
+    ``request`` and ``proceed`` say whether the client now holds all its rows; a release (a
+    commit done, or a deadlock victim's) grants rows to waiters, listed in ``granted`` for the
+    caller to ``proceed`` with, in order.
+    """
+
+    writes: RowWrites
+    rng: np.random.Generator
+    holder: dict[int, int] = field(default_factory=dict)  # row -> client holding it
+    waiters: dict[int, deque[int]] = field(default_factory=dict)  # row -> queue of clients
+    wanted: dict[int, list[int]] = field(default_factory=dict)  # client -> rows still to lock
+    held: dict[int, list[int]] = field(default_factory=dict)  # client -> rows it holds
+    waiting_on: dict[int, int] = field(default_factory=dict)  # client -> row it waits for
+    granted: list[int] = field(default_factory=list)  # clients given a row they waited for
+    deadlocks: int = 0
+
+    def request(self, client: int) -> bool:
+        """The client's commit asks for its rows: True when it holds them all."""
+        self.wanted[client] = self._draw()
+        self.held.setdefault(client, [])
+        return self.proceed(client)
+
+    def proceed(self, client: int) -> bool:
+        """Lock the client's rows in order until one is held by another: True when done."""
+        rows = self.wanted[client]
+        while rows:
+            row = rows[0]
+            owner = self.holder.get(row)
+            if owner is None or owner == client:
+                self.holder[row] = client
+                self.held[client].append(rows.pop(0))
+                continue
+            if self._waits_for(owner, client):  # a cycle: this request is the victim
+                self.deadlocks += 1
+                self.release(client)
+                rows = self.wanted[client] = self._draw()
+                continue
+            self.waiters.setdefault(row, deque()).append(client)
+            self.waiting_on[client] = row
+            return False
+        return True
+
+    def release(self, client: int) -> None:
+        """The client's rows go to their first waiters (appended to ``granted``)."""
+        for row in self.held.get(client, []):
+            queue = self.waiters.get(row)
+            if not queue:
+                del self.holder[row]
+                continue
+            nxt = queue.popleft()
+            if not queue:
+                del self.waiters[row]
+            self.holder[row] = nxt
+            self.held[nxt].append(self.wanted[nxt].pop(0))
+            del self.waiting_on[nxt]
+            self.granted.append(nxt)
+        self.held[client] = []
+
+    def _waits_for(self, start: int, target: int) -> bool:
+        """Whether ``start`` waits, through a chain of holders, for ``target``."""
+        seen = set()
+        client = start
+        while client in self.waiting_on and client not in seen:
+            seen.add(client)
+            client = self.holder[self.waiting_on[client]]
+            if client == target:
+                return True
+        return False
+
+    def _draw(self) -> list[int]:
+        """``rows_per_commit`` distinct rows: hot ones numbered below ``hot_rows``."""
+        spec = self.writes
+        rows: list[int] = []
+        while len(rows) < spec.rows_per_commit:
+            if spec.hot_rows and self.rng.random() < spec.hot_share:
+                row = int(self.rng.integers(spec.hot_rows))
+            else:
+                row = spec.hot_rows + int(self.rng.integers(spec.table_rows - spec.hot_rows))
+            if row not in rows:
+                rows.append(row)
+        return rows
