@@ -54,10 +54,6 @@ def fixes() -> dict[str, str]:
         "lab held-out-large-writeset-rtt40": held_out_tail,
         "lab held-out-large-writeset-far-node": held_out_tail,
         "lab held-out-large-writeset-windows-16-8": held_out_tail,
-        "lab held-out-sysbench-8-threads-rtt40": (
-            "a CPU queue in the closed loop (the lab machine's capacity without delay), or a "
-            "machine with CPU to spare"
-        ),
         "lab hot-row-spread-writers-rtt10": (
             "let two clients on one node overlap one's execution with the other's commit"
         ),
@@ -66,15 +62,9 @@ def fixes() -> dict[str, str]:
             "term in the commit draws (the lab's p99 over p50 against its machine_busy_pct) "
             "would make predicted tails honest on busy hosts"
         ),
-        "lab large-writeset-rtt20-wide-windows": (
-            "a congestion window that grows from its initial size once per round trip "
-            "(RFC 5681 slow start; RFC 6928's initial window of 10 segments) for a burst beyond "
-            "the bandwidth-delay product, in tcp.request_response_ms"
-        ),
-        "lab sysbench-one-node-rtt20-rtt30": (
-            "a CPU term in the closed loop: at RTT 0 the same machine takes 28 ms per "
-            "transaction at 16 threads against 7.4 ms at 4 (lab-runs.yaml sysbench-rtt0-rtt20), "
-            "or runs on a machine with CPU to spare"
+        "lab held-out-sysbench-special-rtt20-32-threads": (
+            "a repeat at 32 threads with uniform ids on a quiet machine, to separate lock chains "
+            "from the host's CPU queue before modelling either"
         ),
         "field pxc-7ms-send-window": (
             "find the queue of the 2016 run (flow control, the far node's CPU) in a lab run "
