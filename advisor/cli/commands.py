@@ -1,26 +1,29 @@
-"""The command line: a thin typer layer, one library call per command.
+"""The typer app: every command of ``advisor``, one library call each.
 
 Only typer is imported at start-up; every command imports what it needs, so that
 ``advisor --help`` stays fast. User errors (:class:`AdvisorError`) print one line on stderr
-and exit 2; a failed ``--require`` or ``--fail-on`` check exits 1.
+and exit 2; a failed ``--require`` or ``--fail-on`` check exits 1 (:mod:`advisor.cli.output`).
+``advisor recommend`` usually runs without this app (:mod:`advisor.cli.recommend`).
 """
 
 from __future__ import annotations
 
-__all__ = ["app", "main"]
+__all__ = ["app"]
 
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from advisor.vocabulary import SEVERITIES, Architecture, ReportFormat, SweepFormat, SweepVariable
+from advisor.cli.output import EXIT_BAD_INPUT, Exit, guarded
+from advisor.cli.recommend import DEFAULT_MAX_FILE_MB, FailOn, RecommendArgs, width
+from advisor.cli.recommend import recommend as run_recommend
+from advisor.vocabulary import Architecture, ReportFormat, SweepFormat, SweepVariable
 
 if TYPE_CHECKING:
     from advisor.inputs.loading import LoadedTopology
-    from advisor.result import Recommendation
 
 app = typer.Typer(
     name="advisor",
@@ -29,13 +32,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-
-EXIT_CHECK_FAILED = 1
-EXIT_BAD_INPUT = 2
-
-
-# What --fail-on accepts: a finding at least this severe fails the check.
-FailOn = Literal["blocker", "warning"]
 
 
 def _load(path: Path, root: Path | None, max_file_mb: float) -> LoadedTopology:
@@ -46,50 +42,16 @@ def _load(path: Path, root: Path | None, max_file_mb: float) -> LoadedTopology:
     return load_topology(path, limits, measurements_root=root)
 
 
-def _fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
-    from advisor.text.escape import terminal
-
-    typer.echo(f"advisor: {terminal(message)}", err=True)  # a message may quote the input
-    raise typer.Exit(code)
-
-
-def _warn(message: str) -> None:
-    """One line on stderr that does not end the run (one bad file of a fleet)."""
-    from advisor.text.escape import terminal
-
-    typer.echo(f"advisor: {terminal(message)}", err=True)  # a message may quote the input
-
-
 def _user_errors(function: Callable[..., None]) -> Callable[..., None]:
     """User errors become one line on stderr and exit code 2; Ctrl-C exits 130."""
 
     @functools.wraps(function)
     def run(*args: object, **kwargs: object) -> None:
-        from advisor.errors import AdvisorError
-
-        try:
-            function(*args, **kwargs)
-        except AdvisorError as error:
-            _fail(str(error))
-        except KeyboardInterrupt:
-            _fail("interrupted", 130)
-        except OSError as error:  # the output could not be written: /dev/full, a closed pipe
-            _output_failed(error)
+        code = guarded(typer.echo, lambda: function(*args, **kwargs))
+        if code:
+            raise typer.Exit(code)
 
     return run
-
-
-def _output_failed(error: OSError) -> NoReturn:
-    """One line and exit 2 (FORMAT.md: nothing usable was produced), and no second error
-    when Python flushes the same broken stdout at exit."""
-    import contextlib
-    import os
-    import sys
-
-    where = error.filename if error.filename is not None else "the output"
-    with contextlib.suppress(OSError, ValueError):  # no real stdout (a test runner's buffer)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    _fail(f"cannot write {where}: {error.strerror or error}")
 
 
 def _command(name: str | None = None) -> Callable[[Callable[..., None]], Callable[..., None]]:
@@ -152,7 +114,7 @@ def recommend(
     ] = None,
     rules: RulesOpt = None,
     measurements_root: RootOpt = None,
-    max_file_mb: MaxMbOpt = 200.0,
+    max_file_mb: MaxMbOpt = DEFAULT_MAX_FILE_MB,
     jobs: JobsOpt = None,
 ) -> None:
     """Recommend an architecture for each topology file, with its numbers and reasons.
@@ -161,94 +123,10 @@ def recommend(
     in the order of the files, and a bad file is one error on stderr (exit 2) that does not
     stop the others; the other formats print nothing unless every file is valid.
     """
-    from advisor.fleet import recommend_many
-    from advisor.inputs.loading import Limits
-    from advisor.text.report import render_recommendations
-
-    items = recommend_many(
-        files,
-        rules_dirs=rules or (),
-        limits=Limits(measurement_bytes=int(max_file_mb * 2**20)),
-        measurements_root=measurements_root,
-        jobs=jobs,
-        progress=_progress_bar() if len(files) > 1 else None,
+    args = RecommendArgs(
+        files, output_format, require, fail_on, rules, measurements_root, max_file_mb, jobs
     )
-    results = []
-    bad_files = False
-    for item in items:
-        if item.recommendation is None:
-            _end_progress(final=True)
-            if output_format != "jsonl":
-                _fail(str(item.error))  # all or nothing: a report of some files misleads
-            _warn(str(item.error))
-            bad_files = True
-            continue
-        results.append((item.path, item.recommendation))
-        if output_format == "jsonl":
-            _end_progress()
-            typer.echo(render_recommendations([item.recommendation], "jsonl"))
-    _end_progress(final=True)
-    if output_format != "jsonl":
-        typer.echo(render_recommendations([r for _, r in results], output_format, width=_width()))
-    problems = [p for path, result in results for p in _checks(path, result, require, fail_on)]
-    for problem in problems:
-        _warn(problem)
-    if bad_files:
-        raise typer.Exit(EXIT_BAD_INPUT)
-    if problems:
-        raise typer.Exit(EXIT_CHECK_FAILED)
-
-
-def _checks(
-    path: Path, result: Recommendation, require: str | None, fail_on: str | None
-) -> list[str]:
-    """What --require and --fail-on find wrong with one file's result."""
-    problems = []
-    if require is not None and result.architecture != require:
-        problems.append(
-            f"{path}: --require {require} did not hold: {result.architecture} is recommended"
-        )
-    if fail_on is not None:
-        severities = SEVERITIES[: SEVERITIES.index(fail_on) + 1]
-        hits = sorted(
-            {
-                f.rule
-                for f in result.findings
-                if f.severity in severities and f.option in (None, result.architecture)
-            }
-        )
-        if hits:
-            problems.append(f"{path}: --fail-on {fail_on}: {', '.join(hits)}")
-    return problems
-
-
-_progress_shown = [False]  # whether a progress line is on stderr now
-
-
-def _progress_bar() -> Callable[[int, int], None] | None:
-    """A one-line count of files done on stderr, only when stderr is a terminal."""
-    import sys
-
-    if not sys.stderr.isatty():
-        return None
-
-    def show(done: int, total: int) -> None:
-        filled = 30 * done // total
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} files")
-        sys.stderr.flush()
-        _progress_shown[0] = True
-
-    return show
-
-
-def _end_progress(*, final: bool = False) -> None:
-    """Clear the progress line: at the end, before an error, before output to the terminal."""
-    import sys
-
-    if _progress_shown[0] and (final or sys.stdout.isatty()):
-        sys.stderr.write("\r\x1b[K")
-        sys.stderr.flush()
-        _progress_shown[0] = False
+    run_recommend(args, typer.echo)
 
 
 @_command()
@@ -266,7 +144,7 @@ def doc(
     ] = False,
     rules: RulesOpt = None,
     measurements_root: RootOpt = None,
-    max_file_mb: MaxMbOpt = 200.0,
+    max_file_mb: MaxMbOpt = DEFAULT_MAX_FILE_MB,
 ) -> None:
     """Write the design document(s) and the configuration artifacts into a folder."""
     from advisor.analysis import analyse
@@ -291,7 +169,7 @@ def doc(
 
 @_command()
 def validate(
-    files: FilesArg, measurements_root: RootOpt = None, max_file_mb: MaxMbOpt = 200.0
+    files: FilesArg, measurements_root: RootOpt = None, max_file_mb: MaxMbOpt = DEFAULT_MAX_FILE_MB
 ) -> None:
     """Check topology files and the measurement files they name; list every error."""
     from advisor.inputs.loading import Limits
@@ -303,7 +181,7 @@ def validate(
     for problem in problems:
         typer.echo(terminal(str(problem)), err=True)
     if problems:
-        raise typer.Exit(EXIT_BAD_INPUT)
+        raise Exit(EXIT_BAD_INPUT)
     typer.echo(f"{len(files)} file(s) valid")
 
 
@@ -347,7 +225,7 @@ def sweep(
     ] = None,
     rules: RulesOpt = None,
     measurements_root: RootOpt = None,
-    max_file_mb: MaxMbOpt = 200.0,
+    max_file_mb: MaxMbOpt = DEFAULT_MAX_FILE_MB,
 ) -> None:
     """Show where the recommendation flips as one quantity varies: a table and a chart."""
     from advisor.analysis import analyse
@@ -362,17 +240,11 @@ def sweep(
         check_file_target(chart)  # before the sweep, not after it
     loaded = _load(file, measurements_root, max_file_mb)
     result = run(analyse(loaded, rules_dirs=rules or ()), vary, grid)
-    typer.echo(render_sweep(result, output_format, width=_width()))
+    typer.echo(render_sweep(result, output_format, width=width()))
     if chart is not None:
         from advisor.safe_write import write_file
 
         write_file(chart, sweep_svg(result))
-
-
-def _width() -> int:
-    import shutil
-
-    return max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
 
 
 def _register_collect() -> None:
@@ -383,15 +255,3 @@ def _register_collect() -> None:
 
 
 _register_collect()
-
-
-def main() -> None:
-    """Console-script entry point."""
-    import sys
-
-    for stream in (sys.stdout, sys.stderr):
-        # A PYTHONIOENCODING or locale that cannot spell a name (latin-1 and a hot row
-        # called "東京") writes \u6771 instead of a UnicodeEncodeError traceback.
-        if hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="backslashreplace")
-    app(prog_name="advisor")

@@ -1,0 +1,129 @@
+"""``advisor recommend`` without typer (advisor.cli.recommend): the same arguments, output,
+errors and exit codes as the typer app, and the typer app for whatever it does not take."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from conftest import EXAMPLES, REPO
+
+import advisor.cli.commands
+from advisor.cli.recommend import RecommendArgs, read_arguments
+
+PARIS = str(EXAMPLES / "paris-frankfurt" / "topology.yaml")
+US_EU = str(EXAMPLES / "us-eu" / "topology.yaml")
+
+TAKEN = [
+    ["recommend", PARIS],
+    ["recommend", PARIS, "--format", "json"],
+    ["recommend", PARIS, US_EU, "-f", "jsonl", "-j", "2"],
+    ["recommend", "--format=markdown", PARIS, "--jobs=3"],
+    ["recommend", PARIS, "-f", "json", "--format", "text"],  # the last one wins
+    ["recommend", PARIS, "--require", "grouped_clusters", "--fail-on", "warning"],
+    ["recommend", PARIS, "--rules", "a", "--rules=b", "--measurements-root", "m"],
+    ["recommend", PARIS, "--max-file-mb", "0.5", "--max-file-mb=12"],
+    ["recommend", PARIS, "--max-file-mb", "0.001"],
+    ["recommend", ""],  # an empty name is Path("") in both
+]
+LEFT_TO_TYPER = [
+    [],
+    ["--help"],
+    ["validate", PARIS],
+    ["recommend"],
+    ["recommend", "--help"],
+    ["recommend", PARIS, "-h"],
+    ["recommend", PARIS, "--format", "yaml"],
+    ["recommend", PARIS, "--format"],
+    ["recommend", PARIS, "--format", "--jobs"],
+    ["recommend", PARIS, "-fjson"],
+    ["recommend", PARIS, "-f=json"],
+    ["recommend", PARIS, "--format="],
+    ["recommend", PARIS, "--frobnicate"],
+    ["recommend", "--", PARIS],
+    ["recommend", "-"],
+    ["recommend", PARIS, "--jobs", "0"],
+    ["recommend", PARIS, "--jobs", "007"],
+    ["recommend", PARIS, "--max-file-mb", "0.0001"],
+    ["recommend", PARIS, "--max-file-mb", "1e3"],
+    ["recommend", PARIS, "--max-file-mb", " 5"],
+    ["recommend", PARIS, "--require", "Single_Cluster"],
+    ["recommend", PARIS, "--fail-on", "info"],
+]
+
+
+def _typer_reads(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> RecommendArgs:
+    """What the typer app hands the command for ``argv``."""
+    seen: list[RecommendArgs] = []
+    monkeypatch.setattr(advisor.cli.commands, "run_recommend", lambda a, echo: seen.append(a))
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(advisor.cli.commands.app, argv, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return seen[0]
+
+
+@pytest.mark.parametrize("argv", TAKEN, ids=" ".join)
+def test_the_reader_takes_what_typer_takes_alike(argv, monkeypatch):
+    assert read_arguments(argv) == _typer_reads(argv, monkeypatch)
+
+
+@pytest.mark.parametrize("argv", LEFT_TO_TYPER, ids=" ".join)
+def test_the_reader_leaves_everything_else_to_typer(argv):
+    assert read_arguments(argv) is None
+
+
+def _process(*argv: str) -> subprocess.CompletedProcess[str]:
+    """``advisor`` as a process, saying on stderr's last line whether typer was imported."""
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('typer' in sys.modules, file=sys.stderr))\n"
+        "from advisor.cli import main\n"
+        "main()\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+        env={"PATH": "/usr/bin:/bin", "COLUMNS": "100", "PYTHONIOENCODING": "utf-8"},
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["recommend", PARIS, "--format", "json"],
+        ["recommend", PARIS, US_EU, "--format", "jsonl", "--jobs", "1"],
+        ["recommend", PARIS, "--require", "single_cluster"],  # exit 1
+        ["recommend", PARIS, "missing.yaml"],  # exit 2, one line
+        ["recommend", PARIS, "--format", "yaml"],  # typer's usage error
+    ],
+    ids=" ".join,
+)
+def test_the_process_prints_what_the_typer_app_prints(argv, cli):
+    fast = _process(*argv)
+    *stderr, typer_imported = fast.stderr.splitlines(keepends=True)
+    expected = cli(*argv)
+    assert (fast.returncode, fast.stdout) == (expected.exit_code, expected.stdout)
+    assert "".join(stderr) == expected.stderr
+    usage_error = argv[-1] == "yaml"
+    assert typer_imported == f"{usage_error}\n"
+
+
+@pytest.mark.parametrize(
+    ("encoding", "plain"), [("utf-8", True), ("latin-1", True), ("ascii", False)]
+)
+def test_an_ascii_stream_is_left_to_click(encoding, plain):
+    """click writes UTF-8 to a stream set to ASCII: the typer app keeps doing that."""
+    result = subprocess.run(
+        [sys.executable, "-c", "from advisor.cli.output import plain_streams as p; print(p())"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+        env={"PATH": "/usr/bin:/bin", "PYTHONIOENCODING": encoding},
+    )
+    assert result.stdout == f"{plain}\n"
