@@ -27,11 +27,13 @@ import numpy as np
 
 from advisor.measurements.result import ParsedMeasurement, source_error
 from advisor.measurements.scan import (
+    LINES_BYTES,
+    BoolArray,
     ByteArray,
     FloatArray,
     IntArray,
-    after_keys,
-    equals_and_newlines,
+    equals_and_lines,
+    key_rows,
     line_chunks,
     line_text,
     read_decimals,
@@ -230,9 +232,10 @@ def _scan_probes(data: bytes, source: str) -> tuple[_Probes, IntArray]:
     probes: list[_Probes] = []
     newlines: list[IntArray] = [np.empty(0, dtype=np.int64)]
     lines_before = 0
+    scratch = np.empty(2 * LINES_BYTES, dtype=bool)
     for start, end in line_chunks(data):
-        equals, chunk_newlines = equals_and_newlines(data, start, end)
-        probes.append(_scan_lines(data, buf, equals, chunk_newlines, lines_before, source))
+        equals, equals_line, chunk_newlines = equals_and_lines(data, start, end, scratch)
+        probes.append(_scan_lines(data, buf, equals, equals_line, lines_before, source))
         newlines.append(chunk_newlines)
         lines_before += chunk_newlines.size
     if not probes:  # an empty file
@@ -253,44 +256,52 @@ def _scan_lines(
     data: bytes,
     buf: ByteArray,
     equals: IntArray,
-    newlines: IntArray,
+    equals_line: IntArray,
     lines_before: int,
     source: str,
 ) -> _Probes:
     """Every ``icmp_seq=N`` (first per line) and the ``time=X ms`` on its line, in whole
-    lines holding the ``equals`` and ending at the ``newlines`` (``lines_before`` lines
-    come before them)."""
-    seq_at, time_at = after_keys(buf, equals, b"seq", b" time")  # busybox prints "seq="
+    lines holding the ``equals`` signs, each on line ``lines_before + equals_line``."""
+    seq_rows, time_rows = key_rows(buf, equals, b"seq", b" time")  # busybox prints "seq="
+    seq_at, line = equals[seq_rows] + 1, equals_line[seq_rows]
     seq_value, _, ok = read_decimals(buf, seq_at, width=5)
-    ok &= seq_value % 1 == 0
-    seq_at, seq = seq_at[ok], seq_value[ok].astype(np.int64)
-    line = np.searchsorted(newlines, seq_at)  # also the index of the newline ending it
+    ok &= seq_value == np.trunc(seq_value)
+    seq_at, line, seq = _where(ok, seq_at, line, seq_value.astype(np.int64))
     first = np.diff(line, prepend=-1) != 0  # the first icmp_seq= of each line
-    seq_at, line, seq = seq_at[first], line[first], seq[first]
+    seq_at, line, seq = _where(first, seq_at, line, seq)
 
-    # a time= belongs to the icmp_seq= before it when no newline lies between the two
-    owner = np.searchsorted(seq_at, time_at) - 1
+    # a time= belongs to the icmp_seq= before it on its line
+    time_at, time_line = equals[time_rows] + 1, equals_line[time_rows]
+    seq_of_line = np.full(int(equals_line[-1]) + 1 if equals.size else 0, -1)
+    seq_of_line[line] = np.arange(line.size)
+    owner = seq_of_line[time_line]
     mine = owner >= 0
-    line_end = np.append(newlines, len(data))[line]
-    mine[mine] = time_at[mine] < line_end[owner[mine]]
-    time_at, owner = time_at[mine], owner[mine]
+    mine[mine] = seq_at[owner[mine]] < time_at[mine]
+    time_at, time_line, owner = _where(mine, time_at, time_line, owner)
     first = np.diff(owner, prepend=-1) != 0  # the first time= of each line
-    time_at, owner = time_at[first], owner[first]
+    time_at, time_line, owner = _where(first, time_at, time_line, owner)
     value, length, ok = read_decimals(buf, time_at)
     ok &= spells(buf, time_at + length, b" ms")
     if not ok.all():
-        bad = int(time_at[np.argmin(ok)])
+        bad = int(np.argmin(ok))
         raise source_error(
             "cannot read the round trip of this reply: expected 'time=<ms> ms' with a "
-            f"non-negative number, found {line_text(data, bad)!r}",
+            f"non-negative number, found {line_text(data, int(time_at[bad]))!r}",
             source,
-            lines_before + int(np.searchsorted(newlines, bad)) + 1,
+            lines_before + int(time_line[bad]) + 1,
         )
     # iputils counts a reply with a bad checksum as corrupted, not received
     corrupted = spells(buf, time_at + length + 3, b" (BAD CHECKSUM!)")
     rtt_ms = np.full(seq.size, np.nan)
     rtt_ms[owner] = np.where(corrupted, np.nan, value)
     return _Probes(line + lines_before, seq, rtt_ms, int(corrupted.sum()))
+
+
+def _where(rows: BoolArray, *arrays: IntArray) -> tuple[IntArray, ...]:
+    """The ``arrays`` at the true ``rows`` (as they are when all rows are: the usual case)."""
+    if rows.all():
+        return arrays
+    return tuple(array[rows] for array in arrays)
 
 
 def _read_other_lines(data: bytes, newlines: IntArray, probe_lines: IntArray) -> _OtherLines:

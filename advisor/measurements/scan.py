@@ -9,13 +9,16 @@ column, so no Python code runs per line.
 from __future__ import annotations
 
 __all__ = [
+    "LINES_BYTES",
     "BoolArray",
     "ByteArray",
     "FloatArray",
     "IntArray",
     "after_keys",
     "decimal_lines",
+    "equals_and_lines",
     "equals_and_newlines",
+    "key_rows",
     "line_chunks",
     "line_text",
     "read_decimals",
@@ -36,6 +39,10 @@ U64Array = npt.NDArray[np.uint64]
 # Scan in 4 MiB chunks: temporaries that small are recycled by the allocator instead of
 # being page-faulted in afresh (a 100 MB boolean temporary costs ~0.2 s in faults alone).
 _CHUNK_BYTES = 1 << 22
+# Bytes of whole lines read at once by a parser (line_chunks): with 4 MiB the temporaries of
+# a range outgrew what glibc keeps for reuse and were faulted in afresh (0.25 s more on a
+# million-line ping log); 1 MiB ranges cost a few thousand numpy calls on such a log.
+LINES_BYTES = 1 << 20
 # Longest number read by default [bytes]: "123456.789" (a ping time= in ms) fits.
 NUMBER_WIDTH = 12
 _EQUALS, _NEWLINE = ord("="), ord("\n")
@@ -56,7 +63,7 @@ def equals_and_newlines(
     return np.concatenate(equals), np.concatenate(newlines)
 
 
-def line_chunks(data: bytes, size: int = _CHUNK_BYTES) -> Iterator[tuple[int, int]]:
+def line_chunks(data: bytes, size: int = LINES_BYTES) -> Iterator[tuple[int, int]]:
     """``(start, end)`` byte ranges of about ``size`` bytes of whole lines, covering ``data``.
 
     Each range but the last ends just after a newline (a line longer than ``size`` makes a
@@ -75,24 +82,57 @@ def line_chunks(data: bytes, size: int = _CHUNK_BYTES) -> Iterator[tuple[int, in
         start = end
 
 
+def equals_and_lines(
+    data: bytes, start: int, end: int, scratch: BoolArray | None = None
+) -> tuple[IntArray, IntArray, IntArray]:
+    """In ``data[start:end]``: the offsets of every ``=``, the line of each (the count of
+    newlines from ``start`` to it) and the offsets of every newline.
+
+    One pass finds both bytes, so a line is a running count instead of a search per ``=``.
+    ``scratch``, at least twice ``end - start`` booleans, is reused for the byte masks
+    instead of fresh memory (whose page faults cost more than the comparisons).
+
+    >>> [a.tolist() for a in equals_and_lines(b"a=1\\nb\\nc=2 d=3", 0, 13)]
+    [[1, 7, 11], [0, 2, 2], [3, 5]]
+    """
+    chunk = np.frombuffer(data, dtype=np.uint8)[start:end]
+    if scratch is None or scratch.size < 2 * chunk.size:
+        scratch = np.empty(2 * chunk.size, dtype=bool)
+    mark = np.equal(chunk, _EQUALS, out=scratch[: chunk.size])
+    mark |= np.equal(chunk, _NEWLINE, out=scratch[chunk.size : 2 * chunk.size])
+    marks = np.flatnonzero(mark)
+    newline = chunk[marks] == _NEWLINE
+    line = np.cumsum(newline)
+    equals = ~newline
+    marks += start
+    return marks[equals], line[equals], marks[newline]
+
+
 def after_keys(buf: ByteArray, equals: IntArray, *keys: bytes) -> list[IntArray]:
     """For each key (at most 8 bytes), the offsets just after the ``=`` signs it precedes.
-
-    The 8 bytes before every ``=`` are read as one 64-bit word, so each key is tested with
-    one AND and one compare per ``=`` sign.
 
     >>> buf = np.frombuffer(b"64 bytes: icmp_seq=1 ttl=6 time=4.5", dtype=np.uint8)
     >>> [p.tolist() for p in after_keys(buf, np.array([18, 24, 31]), b"seq", b" time")]
     [[19], [32]]
     """
+    return [equals[rows] + 1 for rows in key_rows(buf, equals, *keys)]
+
+
+def key_rows(buf: ByteArray, equals: IntArray, *keys: bytes) -> list[IntArray]:
+    """For each key (at most 8 bytes), the indices of the ``=`` signs (at ``equals``) it
+    precedes; a sign in the first 8 bytes of ``buf`` is never a key's.
+
+    The 8 bytes before every ``=`` are read as one 64-bit word, so each key is tested with
+    one AND and one compare per ``=`` sign.
+    """
     if buf.size < _WORD:
         return [np.empty(0, dtype=np.int64) for _ in keys]
-    at = equals[equals >= _WORD]
-    words = _words(buf)[at - _WORD]
+    room = equals >= _WORD
+    words = _words(buf)[np.maximum(equals, _WORD) - _WORD]
     found = []
     for key in keys:
         mask, want = _pattern(key, at_end=True)
-        found.append(at[(words & mask) == want] + 1)
+        found.append(np.flatnonzero(((words & mask) == want) & room))
     return found
 
 
@@ -102,19 +142,29 @@ def spells(buf: ByteArray, at: IntArray, word: bytes) -> BoolArray:
     >>> spells(np.frombuffer(b"time=1 ms", dtype=np.uint8), np.array([6, 4, 8]), b" ms").tolist()
     [True, False, False]
     """
+    width = max(len(word), _WORD)  # room for 64-bit reads
+    if at.size and int(at.min()) >= 0 and int(at.max()) + width <= buf.size:
+        return _spells_inside(buf, at, word)  # the usual case: no offset near the end
     hit = np.zeros(at.size, dtype=bool)
     inside = at + len(word) <= buf.size
-    whole = inside & (at + max(len(word), _WORD) <= buf.size)  # room for 64-bit reads
-    rows = np.flatnonzero(whole)
-    if rows.size:
-        words = _words(buf)
-        for offset in range(0, len(word), _WORD):
-            mask, want = _pattern(word[offset : offset + _WORD], at_end=False)
-            rows = rows[(words[at[rows] + offset] & mask) == want]
-    hit[rows] = True
-    for row in np.flatnonzero(inside & ~whole):  # the last few bytes of the buffer
+    whole = np.flatnonzero(inside & (at + width <= buf.size))
+    if whole.size:
+        hit[whole] = _spells_inside(buf, at[whole], word)
+    for row in np.flatnonzero(inside & (at + width > buf.size)):  # the buffer's last bytes
         start = int(at[row])
         hit[row] = buf[start : start + len(word)].tobytes() == word
+    return hit
+
+
+def _spells_inside(buf: ByteArray, at: IntArray, word: bytes) -> BoolArray:
+    """:func:`spells` where every offset has ``max(len(word), 8)`` bytes after it."""
+    words = _words(buf)
+    mask, want = _pattern(word[:_WORD], at_end=False)
+    hit: BoolArray = (words[at] & mask) == want
+    for offset in range(_WORD, len(word), _WORD):  # 8 bytes at a time, of the rows still in
+        rows = np.flatnonzero(hit)
+        mask, want = _pattern(word[offset : offset + _WORD], at_end=False)
+        hit[rows] = (words[at[rows] + offset] & mask) == want
     return hit
 
 
