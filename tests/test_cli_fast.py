@@ -3,6 +3,7 @@ errors and exit codes as the typer app, and the typer app for whatever it does n
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 
@@ -10,6 +11,7 @@ import pytest
 from conftest import EXAMPLES, REPO
 
 import advisor.cli.commands
+from advisor.cli import main
 from advisor.cli.recommend import RecommendArgs, read_arguments
 
 PARIS = str(EXAMPLES / "paris-frankfurt" / "topology.yaml")
@@ -127,3 +129,43 @@ def test_an_ascii_stream_is_left_to_click(encoding, plain):
         env={"PATH": "/usr/bin:/bin", "PYTHONIOENCODING": encoding},
     )
     assert result.stdout == f"{plain}\n"
+
+
+@pytest.fixture
+def collector():
+    """The collector's state restored after the test (main() freezes the start-up)."""
+    was_enabled = gc.isenabled()
+    yield
+    gc.unfreeze()
+    (gc.enable if was_enabled else gc.disable)()
+
+
+@pytest.mark.parametrize(
+    "argv", [["recommend", PARIS, "-f", "json"], ["recommend", PARIS, "-fjson"]]
+)
+def test_the_collector_is_paused_for_the_start_up_only(argv, monkeypatch, capsys, collector):
+    """Stopped while main() imports, running again when the engine runs, on the fast path
+    and the typer app's alike, and after main() returns."""
+    seen = []
+
+    def engine(*args, **kwargs):
+        seen.append((gc.isenabled(), gc.get_freeze_count() > 0))
+        return []
+
+    monkeypatch.setattr("advisor.fleet.recommend_many", engine)
+    monkeypatch.setattr(sys, "argv", ["advisor", *argv])
+    gc.enable()
+    with pytest.raises(SystemExit) as end:
+        main()
+    assert end.value.code == 0 and capsys.readouterr().out == "[]\n"
+    assert seen == [(True, True)]
+    assert gc.isenabled()
+
+
+def test_a_collector_the_caller_stopped_stays_stopped(monkeypatch, capsys, collector):
+    monkeypatch.setattr(sys, "argv", ["advisor", "recommend", "missing.yaml"])
+    gc.disable()
+    with pytest.raises(SystemExit) as end:
+        main()
+    assert end.value.code == 2 and "topology file not found" in capsys.readouterr().err
+    assert not gc.isenabled() and gc.get_freeze_count() == 0

@@ -17,19 +17,26 @@ def main() -> None:
     """Console-script entry point."""
     import sys
 
-    for stream in (sys.stdout, sys.stderr):
-        # A PYTHONIOENCODING or locale that cannot spell a name (latin-1 and a hot row
-        # called "東京") writes \u6771 instead of a UnicodeEncodeError traceback.
-        if hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="backslashreplace")
-    from advisor.cli.recommend import run_fast
+    from advisor.cli import startup
 
-    code = run_fast(sys.argv[1:])
-    if code is not None:
-        sys.exit(code)
-    from advisor.cli.commands import app
+    startup.pause()  # until the command's modules are imported (advisor.cli.startup)
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            # A PYTHONIOENCODING or locale that cannot spell a name (latin-1 and a hot row
+            # called "東京") writes \u6771 instead of a UnicodeEncodeError traceback.
+            if hasattr(stream, "reconfigure"):
+                stream.reconfigure(errors="backslashreplace")
+        from advisor.cli.recommend import run_fast
 
-    app(prog_name="advisor")
+        code = run_fast(sys.argv[1:])
+        if code is None:
+            from advisor.cli.commands import app
+
+            startup.resume()
+            app(prog_name="advisor")
+    finally:
+        startup.resume()
+    sys.exit(code)
 
 
 def __getattr__(name: str) -> Any:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO, cast, get_args
 
+from advisor.cli import startup
 from advisor.cli.output import (
     EXIT_BAD_INPUT,
     EXIT_CHECK_FAILED,
@@ -72,6 +73,7 @@ def recommend(args: RecommendArgs, echo: Echo) -> None:
     from advisor.inputs.loading import Limits
     from advisor.text.report import render_recommendations
 
+    startup.resume()  # the engine is imported: the run collects its garbage
     files, output_format = args.files, args.output_format
     items = recommend_many(
         files,
