@@ -29,13 +29,16 @@ CALIBRATION = REPO / "benchmarks" / "calibration"  # a copy of ../shared/calibra
 # a missed target, under the profile of that run, which is the current word on where time goes.
 NEXT = {
     "cli": (
-        "the process is the bare three imports plus typer (about 25 ms), pydantic's model "
-        "building for the topology and result models (its plugin loader imports "
-        "importlib.metadata, about 20 ms), advisor's own modules (about 60 ms of class and "
-        "dataclass creation) and the library call (about 35 ms). networkx (145 ms) and the "
-        "pure-Python YAML loader for the rules (90 ms) are gone. What is left needs the "
-        "pydantic models built lazily (topology validation without the result models), "
-        "fewer dataclasses at import, or a start-up that skips typer for `recommend`"
+        "beyond the bare three imports, the process pays for pydantic's model building "
+        "(pydantic.fields and .types, annotated_types, the schema generator and, through "
+        "pydantic's plugin loader, importlib.metadata with email: about 0.15x of the bare "
+        "imports alone), the topology and result models, numpy.ma (about 0.09x: "
+        "np.unique and np.union1d in advisor/model/rtt.py reach it through np.ma.is_masked), "
+        "advisor's engine modules and the library call. typer is no longer imported by "
+        "recommend (advisor.cli.recommend reads its command line) and the garbage collector "
+        "no longer runs over the start-up's objects (advisor.cli.startup). Next: rtt's "
+        "union1d and unique as a sort and a mask (no numpy.ma), the engine's call, and "
+        "pydantic's plugin discovery, which only pydantic can make lazy"
     ),
     "startup": "the detail lists what recommend imports beyond the bare three; see `cli`",
     "many_sites_time": (

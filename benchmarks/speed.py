@@ -9,7 +9,8 @@ issue 13 (a quiet machine of this kind):
   with a bytecode cache as an installed package has (``PYTHONDONTWRITEBYTECODE`` would
   compile advisor's modules on every run: about 80 ms that no user pays);
 - the start-up budget: what ``recommend`` imports beyond the bare three, against their
-  import time, and no module it must not need (networkx, jinja2, pymysql, typer's rich);
+  import time, and no module it must not need (networkx, jinja2, pymysql, typer: the
+  command line of ``recommend`` is read without it);
 - the library's ``recommend()`` on 30 real data-centre cities, every pair measured with
   20,000 samples written to sample files, in a fresh subprocess per run so that its peak
   resident memory (``ru_maxrss``: the whole process, interpreter and numpy included) is its
@@ -102,7 +103,7 @@ FLEET_JOBS = 2
 # most this share of their own import time (the 1.5x of CLI_RATIO_MAX leaves half the bare
 # process for imports and the run together), and none of NOT_ON_RECOMMEND may be imported.
 IMPORT_SHARE_MAX = 0.5
-NOT_ON_RECOMMEND = ("networkx", "jinja2", "pymysql", "rich", "scipy", "pandas")
+NOT_ON_RECOMMEND = ("networkx", "jinja2", "pymysql", "rich", "scipy", "pandas", "typer")
 
 # Thirty-two cities with large data-centre markets (degrees, city centres): the first thirty
 # make the many-site figure, all of them the largest topology the engine accepts (MAX_SITES).
