@@ -3,7 +3,7 @@
 Every command's user errors (:class:`~advisor.errors.AdvisorError`) print one line on stderr
 and exit 2, Ctrl-C exits 130, an output that cannot be written exits 2 (FORMAT.md: nothing
 usable was produced). The typer app prints with ``typer.echo``; ``advisor recommend`` on its
-fast path (:mod:`advisor.cli.recommend`) with :func:`echo`, which writes what ``typer.echo``
+fast path (:mod:`advisor.cli.recommend`) with :func:`plain_echo`, which writes what ``typer.echo``
 writes to the standard streams it accepts (:func:`plain_streams`).
 """
 
@@ -14,9 +14,9 @@ __all__ = [
     "EXIT_CHECK_FAILED",
     "Echo",
     "Exit",
-    "echo",
     "fail",
     "guarded",
+    "plain_echo",
     "plain_streams",
     "warn",
 ]
@@ -33,7 +33,7 @@ EXIT_INTERRUPTED = 130
 
 
 class Echo(Protocol):
-    """``typer.echo``, or :func:`echo`: one line to stdout, or to stderr with ``err``."""
+    """``typer.echo``, or :func:`plain_echo`: one line to stdout, or to stderr with ``err``."""
 
     def __call__(self, message: str, *, err: bool = ...) -> None: ...
 
@@ -51,7 +51,7 @@ _ANSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")
 
 
 def plain_streams() -> bool:
-    """Whether stdout and stderr are streams :func:`echo` writes to as ``typer.echo`` does.
+    """Whether stdout and stderr are streams :func:`plain_echo` writes to as ``typer.echo`` does.
 
     click writes to a text stream as it is unless its encoding is ASCII (it then writes
     UTF-8 instead) or the stream is not a plain text file (a binary stream, a notebook's,
@@ -76,7 +76,7 @@ def _is_ascii(encoding: str | None) -> bool:
         return False
 
 
-def echo(message: str, *, err: bool = False) -> None:
+def plain_echo(message: str, *, err: bool = False) -> None:
     """``typer.echo`` on the streams :func:`plain_streams` accepts: the message and a newline,
     ANSI codes stripped unless the stream is a terminal, flushed."""
     stream = sys.stderr if err else sys.stdout

@@ -36,9 +36,9 @@ from advisor.cli.output import (
     EXIT_CHECK_FAILED,
     Echo,
     Exit,
-    echo,
     fail,
     guarded,
+    plain_echo,
     plain_streams,
     warn,
 )
@@ -243,7 +243,7 @@ def run_fast(argv: Sequence[str]) -> int | None:
     if args is None:
         return None
     try:
-        return guarded(echo, lambda: recommend(args, echo))
+        return guarded(plain_echo, lambda: recommend(args, plain_echo))
     except KeyboardInterrupt:  # between the command's own handlers: click's silent 130
         return 130
     except OSError as error:  # stderr closed under the error message: click's exit 1
