@@ -28,6 +28,13 @@ TAKEN = [
     ["recommend", PARIS, "--max-file-mb", "0.5", "--max-file-mb=12"],
     ["recommend", PARIS, "--max-file-mb", "0.001"],
     ["recommend", ""],  # an empty name is Path("") in both
+    [
+        "recommend",
+        "東京.yaml",
+        "caf\udce9.yaml",
+        "--rules",
+        " r ",
+    ],  # non-UTF-8 bytes as argv has them
 ]
 LEFT_TO_TYPER = [
     [],
