@@ -33,6 +33,7 @@ from typing import Literal
 
 import numpy as np
 
+from advisor.engine.memory import keep_freed_memory
 from advisor.errors import AdvisorError, Location
 from advisor.inputs.loading import LoadedTopology
 from advisor.inputs.topology import Link, Measurement, Site
@@ -217,6 +218,7 @@ def gather_links(loaded: LoadedTopology) -> list[LinkEvidence]:
     bounded above by the shortest path over the measured pairs' small-message p50s (any
     number of hops) and below by its physical floor (:class:`RttEstimate`).
     """
+    keep_freed_memory()  # the engine's temporaries reuse memory instead of faulting it in
     sites = member_sites(loaded)
     if len(sites) > MAX_SITES:
         raise AdvisorError(
