@@ -50,6 +50,21 @@ def test_every_digit_count_and_dot_place_matches_float() -> None:
     assert np.array_equal(values, [float(line) for line in lines])
 
 
+def test_lines_of_at_most_eight_bytes_match_float() -> None:
+    # a file of short lines only ("49.625") is read one word per line: every dot place
+    rng = random.Random(4)
+    lines = []
+    for _ in range(20_000):
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 7)))
+        dot = rng.randint(0, len(digits))
+        lines.append(digits[:dot] + "." + digits[dot:] if rng.random() < 0.8 else digits)
+    lines.append("12345678")  # eight digits, no dot
+    values = decimal_lines(("\n".join(lines) + "\n").encode())
+    assert values is not None
+    assert np.array_equal(values, [float(line) for line in lines])
+    assert decimal_lines(b"1.5\n.\n") is None and decimal_lines(b"1.5\n1..2\n") is None
+
+
 def test_bytes_and_text_paths_agree_on_values_and_errors() -> None:
     rng = random.Random(5)
     pieces = ["1", "9", "0", ".", "\n", "\n", "-", "e", " ", "#", "\r\n", "12.5", "003.140"]

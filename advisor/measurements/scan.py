@@ -382,6 +382,8 @@ def decimal_lines(data: bytes) -> FloatArray | None:
 
 def _decode_block(words: U64Array, ends: IntArray, lengths: IntArray) -> FloatArray | None:
     """The numbers of lines ending at ``ends`` (right-aligned in two words), or None."""
+    if int(lengths.max()) <= _WORD:  # the usual lines ("49.625"): one word each
+        return _decode_one_word(words[ends + _WORD], lengths)
     high, high_dot = _line_word(words[ends + _WORD], np.minimum(lengths, _WORD))
     whole = _eight_digits(high).astype(np.int64)
     dots = np.bitwise_count(high_dot)
@@ -397,6 +399,25 @@ def _decode_block(words: U64Array, ends: IntArray, lengths: IntArray) -> FloatAr
     scale = 10 ** after.astype(np.int64)
     right = whole % scale
     return np.where(dots > 0, ((whole - right) // 10 + right) / scale, whole.astype(np.float64))
+
+
+def _decode_one_word(word: U64Array, lengths: IntArray) -> FloatArray | None:
+    """:func:`_decode_block` for lines of at most 8 bytes, each the top bytes of ``word``:
+    the dot is taken out by moving the digits before it up one byte, so the digits read
+    as one integer, divided by the power of ten of the digits after the dot."""
+    keep = ~((_U64(1) << ((_WORD - lengths) * 8).astype(np.uint64)) - _U64(1))
+    word = (word & keep) | (_ASCII_ZEROS & ~keep)  # the bytes before the line read "0"
+    dot = ~word & _DIGIT_BIT  # bit 8k + 4 where byte k is the dot
+    dots = np.bitwise_count(dot)
+    if bool((dots > 1).any() or (dots == lengths).any()):
+        return None  # two dots on a line, or a line that is just "."
+    unit: U64Array = dot >> _U64(4)  # 1 << 8k, or 0 without a dot
+    before: U64Array = unit - _U64(1)
+    after: U64Array = ~((unit << _U64(8)) - _U64(1))  # bytes past the dot (none without one)
+    dotless = (word & after) | ((word & before) << _U64(8)) | _U64(0x30)
+    digits = _eight_digits(np.where(unit != 0, dotless, word))
+    value: FloatArray = digits / _POWERS_OF_TEN[np.bitwise_count(after) // 8]
+    return value
 
 
 def _line_word(word: U64Array, keep: IntArray) -> tuple[U64Array, U64Array]:
