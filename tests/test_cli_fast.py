@@ -4,6 +4,7 @@ errors and exit codes as the typer app, and the typer app for whatever it does n
 from __future__ import annotations
 
 import gc
+import os
 import subprocess
 import sys
 
@@ -176,3 +177,16 @@ def test_a_collector_the_caller_stopped_stays_stopped(monkeypatch, capsys, colle
         main()
     assert end.value.code == 2 and "topology file not found" in capsys.readouterr().err
     assert not gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_startup_turns_off_pydantic_plugin_discovery_unless_the_user_chose(monkeypatch):
+    from advisor.cli import startup
+
+    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
+    startup.pause()
+    startup.resume()
+    assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == "__all__"
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "logfire")
+    startup.pause()
+    startup.resume()
+    assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == "logfire"

@@ -8,6 +8,11 @@ times over them: 15-18 ms of ``advisor recommend examples/paris-frankfurt/topolo
 permanent generation (:func:`gc.freeze`), which later collections skip, and starts the
 collector again for the run itself, so a long run or a fleet still frees its cycles. The
 start-up's few unreachable objects stay in memory (a few hundred KB at most).
+
+:func:`pause` also turns off pydantic's plugin discovery for the command, unless the user set
+``PYDANTIC_DISABLE_PLUGINS`` (pydantic's documented switch, docs.pydantic.dev "Plugins"): the
+first model build would scan every installed distribution's entry points for plugins the
+command has no use for, about 16 ms of ``advisor recommend`` (paired runs, 2026-11-22).
 """
 
 from __future__ import annotations
@@ -15,12 +20,14 @@ from __future__ import annotations
 __all__ = ["pause", "resume"]
 
 import gc
+import os
 
 _paused = [False]  # whether pause() stopped the collector (one a user stopped stays stopped)
 
 
 def pause() -> None:
-    """Stop the collector until :func:`resume`, if it runs."""
+    """Stop the collector until :func:`resume`, if it runs; no pydantic plugin discovery."""
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     if gc.isenabled():
         gc.disable()
         _paused[0] = True
