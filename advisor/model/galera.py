@@ -38,6 +38,7 @@ __all__ = [
     "uniforms",
 ]
 
+import os
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -76,6 +77,8 @@ inside one site when a == b; the same draws for a pair in every evaluation."""
 # Draws are reduced in blocks of at most this many (members x members x draws) values, so
 # that a 30-site cluster's temporaries take a few MB; a small cluster takes all its draws.
 _BLOCK_VALUES = 2**21
+# Threads sharing a large cluster's longest paths (the machine's cores, at most this many).
+_THREADS = 2
 
 
 def uniforms(a: str, b: str, draws: int) -> FloatArray:
@@ -250,32 +253,64 @@ def _longest_paths_shared(
     idx = np.arange(n)
     out = [np.empty(draws) for _ in writers]
     step = max(_BLOCK_VALUES // (n * n), 256)
-    for start in range(0, draws, step):
-        block = slice(start, start + step)
-        h = half[:, :, block]
-        two = _max_plus_square(h)
-        for number, w in enumerate(writers):
-            others = counts - (idx == w)
-            usable = others > 0
-            own_lan = np.float32(0.5 if others[w] >= 2 else 0.0)
-            relay_w = relay.copy()
-            relay_w[w] = 0.0
-            s_w = np.stack([row[block] for row in drawn.small[w]])
-            first = np.stack([row[block] for row in drawn.writeset[w]]) - s_w * np.float32(0.5)
-            first += relay_w[:, None]
-            back = s_w * np.float32(0.5)
-            first[~usable] = -np.inf
-            back[~usable] = -np.inf
-            inner = two[:, w].copy()
-            # Row w: the LAN hop inside w's own site needs two other members there.
-            rest = idx != w
-            np.maximum(
-                (h[w, rest] + back[rest]).max(axis=0, initial=-np.inf),
-                s_w[w] * own_lan + back[w],
-                out=inner[w],
-            )
-            out[number][block] = (first + inner).max(axis=0)
+    blocks = [slice(start, start + step) for start in range(0, draws, step)]
+    threads = min(os.cpu_count() or 1, _THREADS)
+
+    def paths_of(block: slice) -> list[npt.NDArray[np.float32]]:
+        return _block_paths(drawn, half, writers, counts, relay, idx, block)
+
+    if threads > 1 and len(blocks) >= 2 * threads:
+        # Blocks are independent and their numpy work releases the GIL: both cores, in blocks
+        # half as large, so that the temporaries in flight take no more memory than one.
+        step = max(step // threads, 256)
+        blocks = [slice(start, start + step) for start in range(0, draws, step)]
+        from concurrent.futures import ThreadPoolExecutor  # only for large clusters
+
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            found = list(pool.map(paths_of, blocks))
+    else:
+        found = [paths_of(block) for block in blocks]
+    for block, paths in zip(blocks, found, strict=True):
+        for number, values in enumerate(paths):
+            out[number][block] = values
     return out
+
+
+def _block_paths(
+    drawn: _Draws,
+    half: npt.NDArray[np.float32],
+    writers: Sequence[int],
+    counts: npt.NDArray[np.int_],
+    relay: npt.NDArray[np.float32],
+    idx: npt.NDArray[np.int_],
+    block: slice,
+) -> list[npt.NDArray[np.float32]]:
+    """The longest paths of every writer over one block of draws."""
+    h = half[:, :, block]
+    two = _max_plus_square(h)
+    found = []
+    for w in writers:
+        others = counts - (idx == w)
+        usable = others > 0
+        own_lan = np.float32(0.5 if others[w] >= 2 else 0.0)
+        relay_w = relay.copy()
+        relay_w[w] = 0.0
+        s_w = np.stack([row[block] for row in drawn.small[w]])
+        first = np.stack([row[block] for row in drawn.writeset[w]]) - s_w * np.float32(0.5)
+        first += relay_w[:, None]
+        back = s_w * np.float32(0.5)
+        first[~usable] = -np.inf
+        back[~usable] = -np.inf
+        inner = two[:, w].copy()
+        # Row w: the LAN hop inside w's own site needs two other members there.
+        rest = idx != w
+        np.maximum(
+            (h[w, rest] + back[rest]).max(axis=0, initial=-np.inf),
+            s_w[w] * own_lan + back[w],
+            out=inner[w],
+        )
+        found.append((first + inner).max(axis=0))
+    return found
 
 
 def _max_plus_square(h: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:

@@ -449,8 +449,8 @@ class RttDistribution:
         else:
             both = _apply(fn, np.concatenate([self._values, self._knot_values]))
             atoms, knots = both[:size].copy(), both[size:].copy()
-        for part in (atoms, knots):
-            if np.any(np.diff(part) < 0.0):
+        for part in (atoms,) if knots is atoms else (atoms, knots):
+            if (part[1:] < part[:-1]).any():
                 raise ValueError("the transform must be non-decreasing: its results are unsorted")
         n_samples = self._n_samples
         if new_basis == "samples" and self._basis != "samples":
