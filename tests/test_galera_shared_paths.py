@@ -35,10 +35,11 @@ def test_shared_two_hops_give_each_writers_own_draws(
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_blocks_shared_by_threads_give_the_same_draws(
+def test_pairs_and_blocks_shared_by_threads_give_the_same_draws(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # blocks of 256 draws: a large cluster's blocks go to two threads, each writing its own
+    # blocks of 256 draws and any number of pairs: a large cluster's pairs are drawn and its
+    # blocks reduced on two threads, each writing its own
     rng = np.random.default_rng(100 + seed)
     n, draws = int(rng.integers(3, 7)), int(rng.integers(1100, 2000))
     sites = [f"s{i}" for i in range(n)]
@@ -54,6 +55,7 @@ def test_blocks_shared_by_threads_give_the_same_draws(
 
     cluster = galera.Cluster({s: int(rng.integers(1, 4)) for s in sites})
     monkeypatch.setattr(galera, "_BLOCK_VALUES", 64)
+    monkeypatch.setattr(galera, "_THREADED_PAIRS", 1)
     monkeypatch.setattr(galera, "_share_two_hops", lambda *_: True)
     got = {}
     for cores in (1, 2):

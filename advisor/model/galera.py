@@ -72,13 +72,16 @@ class Cluster:
 
 PairDraws = Callable[[str, str], tuple[FloatArray, FloatArray]]
 """(a, b) -> draws of (small-message RTT, write-set round trip) [ms] between two sites, or
-inside one site when a == b; the same draws for a pair in every evaluation."""
+inside one site when a == b; the same draws for a pair in every evaluation. Called from two
+threads at once for a large cluster."""
 
 # Draws are reduced in blocks of at most this many (members x members x draws) values, so
 # that a 30-site cluster's temporaries take a few MB; a small cluster takes all its draws.
 _BLOCK_VALUES = 2**21
-# Threads sharing a large cluster's longest paths (the machine's cores, at most this many).
+# Threads sharing a large cluster's pair draws and longest paths (the machine's cores, at
+# most this many), and the fewest pairs (the diagonal included) drawn on threads.
 _THREADS = 2
+_THREADED_PAIRS = 64
 
 
 def uniforms(a: str, b: str, draws: int) -> FloatArray:
@@ -110,7 +113,20 @@ class _Draws:
     def __init__(self, cluster: Cluster, pair_draws: PairDraws) -> None:
         sites = cluster.sites
         n = len(sites)
-        drawn = {(i, j): pair_draws(sites[i], sites[j]) for i in range(n) for j in range(i, n)}
+        pairs = [(i, j) for i in range(n) for j in range(i, n)]
+
+        def draw(pair: tuple[int, int]) -> tuple[FloatArray, FloatArray]:
+            return pair_draws(sites[pair[0]], sites[pair[1]])
+
+        threads = min(os.cpu_count() or 1, _THREADS)
+        if threads > 1 and len(pairs) >= _THREADED_PAIRS:
+            # The pairs are independent and mostly numpy work: both cores draw them.
+            from concurrent.futures import ThreadPoolExecutor  # only for large clusters
+
+            with ThreadPoolExecutor(max_workers=threads) as pool:
+                drawn = dict(zip(pairs, pool.map(draw, pairs), strict=True))
+        else:
+            drawn = {pair: draw(pair) for pair in pairs}
         rows = [[drawn[(min(i, j), max(i, j))] for j in range(n)] for i in range(n)]
         self.small = [[np.asarray(r[0], dtype=np.float32) for r in row] for row in rows]
         self.writeset = [[np.asarray(r[1], dtype=np.float32) for r in row] for row in rows]
