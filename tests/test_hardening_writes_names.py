@@ -4,7 +4,7 @@ The decision: site names that would share a file name (``Paris``/``paris``, ``-x
 ``CON``/``CON_``) are refused when the topology is loaded, so ``validate`` and ``doc`` agree;
 names joined from several user names (site pairs, cluster labels, a cluster's per-site
 files) cannot be refused up front, since the engine picks the groups, so they are made
-distinct by construction (:func:`advisor.safe_write.distinct_names`).
+distinct by construction (:func:`advisor.names.distinct_names`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from advisor.config.model import cluster_labels
 from advisor.config.plan import _galera_files
 from advisor.errors import AdvisorError
 from advisor.inputs.loading import TopologyError, parse_topology
-from advisor.safe_write import _name_problem, joined_names, safe_name
+from advisor.names import joined_names, safe_name
+from advisor.safe_write import _name_problem
 from advisor.validate import validate_files
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

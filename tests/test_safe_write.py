@@ -14,7 +14,8 @@ import pytest
 
 from advisor import safe_write
 from advisor.errors import AdvisorError
-from advisor.safe_write import MANIFEST_NAME, safe_name, write_files
+from advisor.names import safe_name
+from advisor.safe_write import MANIFEST_NAME, write_files
 
 
 def files_in(folder: Path) -> dict[str, bytes]:

@@ -45,7 +45,7 @@ from advisor.config.model import (
     ProxySQLPlan,
 )
 from advisor.engine.failover import FailoverTiming, detection_s
-from advisor.safe_write import joined_names, safe_name
+from advisor.names import joined_names, safe_name
 
 if TYPE_CHECKING:
     from advisor.engine.failover import Survival
@@ -129,7 +129,7 @@ def failover_files(
             pairs.setdefault((survival.cluster, survival.taker), []).append(survival)
     channels = {(c.source_cluster, c.replica_cluster): c for link in links for c in link.channels}
     out = []
-    # Distinct even where labels meet: a-to-b + c and a + b-to-c (safe_write.joined_names).
+    # Distinct even where labels meet: a-to-b + c and a + b-to-c (names.joined_names).
     stems = joined_names(((clusters[i].name, clusters[j].name) for i, j in pairs), "-to-")
     for (lost_i, taker_i), survivals in pairs.items():
         lost, taker = clusters[lost_i], clusters[taker_i]

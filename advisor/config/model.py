@@ -2,7 +2,7 @@
 
 Models only (see :mod:`advisor.config.plan` for how a plan is computed). Every value is a
 :class:`Setting` with a ``reason``. Host names are placeholders made from site names
-(``paris-1-db1``); file names go through :func:`advisor.safe_write.safe_name`.
+(``paris-1-db1``); file names go through :func:`advisor.names.safe_name`.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from advisor.safe_write import distinct_names, safe_name
+from advisor.names import distinct_names, safe_name
 
 if TYPE_CHECKING:
     from advisor.analysis import Analysis
@@ -306,7 +306,7 @@ def short_name(text: str, limit: int) -> str:
 def cluster_labels(groups: Sequence[Sequence[str]]) -> list[str]:
     """A name per cluster (its wsrep_cluster_name): its sites joined by ``_``, cut to 48
     characters, made distinct, also as file names, where two meet (the group ``a, b`` and
-    the site ``a_b``): :func:`advisor.safe_write.distinct_names`."""
+    the site ``a_b``): :func:`advisor.names.distinct_names`."""
     proposed = {tuple(group): short_name("_".join(group), 48) for group in groups}
     labels = distinct_names(proposed, fold=lambda label: safe_name(label).casefold())
     return [labels[tuple(group)] for group in groups]

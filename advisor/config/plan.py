@@ -49,7 +49,7 @@ from advisor.config.model import (
     cluster_labels,
 )
 from advisor.errors import AdvisorError
-from advisor.safe_write import distinct_names, safe_name
+from advisor.names import distinct_names, safe_name
 
 if TYPE_CHECKING:
     from advisor.analysis import Analysis
@@ -195,7 +195,7 @@ def _galera_files(ctx: PlanContext) -> dict[tuple[str, str], str]:
     """(cluster, site) -> ``config/galera-<cluster>.cnf``, or one file per site when the
     cluster spans sites (``galera-<cluster>.<site>.cnf``); distinct even where a cluster of
     one site ``a_b.c`` meets the site ``c`` of cluster ``a_b``
-    (:func:`advisor.safe_write.distinct_names`)."""
+    (:func:`advisor.names.distinct_names`)."""
     proposed: dict[tuple[str, ...], str] = {}
     for label, cluster in zip(ctx.labels, ctx.option.clusters, strict=True):
         for site in cluster.sites:

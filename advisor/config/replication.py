@@ -23,7 +23,7 @@ from advisor.config.model import (
     short_name,
 )
 from advisor.config.tls import CA_CERT
-from advisor.safe_write import joined_names
+from advisor.names import joined_names
 
 if TYPE_CHECKING:
     pass

@@ -25,8 +25,8 @@ from advisor.config.plan import plan_configuration
 from advisor.documents import charts
 from advisor.documents.filters import arch, ms, rate
 from advisor.model.provider_options import parse_duration_s
+from advisor.names import joined_names
 from advisor.result import Finding, OptionReport, Recommendation
-from advisor.safe_write import joined_names
 from advisor.vocabulary import ARCHITECTURES, severity_rank
 
 if TYPE_CHECKING:

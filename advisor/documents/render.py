@@ -106,7 +106,7 @@ def _check_distinct(names: Sequence[str]) -> None:
 
 
 def _artifacts(env: Any, context: dict[str, Any]) -> dict[str, str]:
-    from advisor.safe_write import safe_name
+    from advisor.names import safe_name
 
     plan = context["plan"]
     base = {"plan": plan, "topology": context["topology"]}

@@ -34,7 +34,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from advisor.model.provider_options import OptionValue, check_option
-from advisor.safe_write import safe_name
+from advisor.names import safe_name
 
 MEDIA = ("fiber", "hollow_core_fiber", "copper", "microwave", "leo_satellite", "geo_satellite")
 Medium = Literal[
@@ -449,7 +449,7 @@ class Topology(_Model):
     @model_validator(mode="after")
     def _check_site_names_unique(self) -> Topology:
         """Distinct, also as file names: ``Paris`` and ``paris``, ``-x`` and ``_-x``, ``CON``
-        and ``CON_`` would share generated files (:func:`advisor.safe_write.safe_name`) and,
+        and ``CON_`` would share generated files (:func:`advisor.names.safe_name`) and,
         for case, DNS host names; refused here so that ``validate`` and ``doc`` agree."""
         seen: dict[str, int] = {}
         for index, site in enumerate(self.sites):
