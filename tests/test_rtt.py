@@ -388,3 +388,22 @@ def test_max_is_never_faster_than_any_link(a: list[float], b: list[float]) -> No
     slack = 1e-9 * (1 + max(a + b))
     top = np.maximum(np.asarray(da.quantile(q)), np.asarray(db.quantile(q)))
     assert np.all(np.asarray(both.quantile(q)) >= top - slack)
+
+
+def test_one_threshold_reads_the_same_exceedance_as_an_array_of_them() -> None:
+    # a single threshold takes a scalar path; it must give the array path's value bit for bit
+    rng = np.random.default_rng(11)
+    dists = [
+        RttDistribution.from_percentiles({"p50": 4.0, "p95": 4.2}),
+        RttDistribution.from_percentiles({"min": 1.0, "p50": 1.0, "p99": 7.5, "max": 30.0}),
+        RttDistribution.point(3.0),
+    ]
+    for dist in dists:
+        knots = dist.quantile(np.linspace(0.0, 1.0, 9))
+        thresholds = np.concatenate(
+            [knots, np.nextafter(knots, -np.inf), rng.uniform(0.0, 35.0, 300), [np.inf, 0.0]]
+        )
+        together = dist.exceedance_probability(thresholds)
+        one_by_one = [dist.exceedance_probability(float(t)) for t in thresholds]
+        assert isinstance(one_by_one[0], float)
+        assert np.array_equal(together, one_by_one)

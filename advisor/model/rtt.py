@@ -158,6 +158,18 @@ def _cdf_from_knots(t: FloatArray, probs: FloatArray, values: FloatArray) -> Flo
     return np.where(idx == 0, 0.0, np.where(idx > last, 1.0, inside))
 
 
+def _cdf_at(t: float, probs: FloatArray, values: FloatArray) -> float:
+    """:func:`_cdf_from_knots` at one threshold, value for value, without array overhead."""
+    idx = int(np.searchsorted(values, t, side="right"))
+    if idx == 0:
+        return 0.0
+    if idx > values.size - 1:
+        return 1.0
+    span = values[idx] - values[idx - 1]
+    frac = (t - values[idx - 1]) / span if span > 0 else 0.0
+    return float(probs[idx - 1] + frac * (probs[idx] - probs[idx - 1]))
+
+
 def _wilson_upper(p_hat: FloatArray, n: int, confidence: float) -> FloatArray:
     """One-sided upper confidence bound of a binomial proportion, Wilson score.
 
@@ -405,6 +417,8 @@ class RttDistribution:
         if self._basis == "samples":
             below = np.searchsorted(self._values, t, side="right")
             return _out((self._values.size - below) / self._values.size)
+        if t.ndim == 0:  # one threshold (the rules ask many): the same arithmetic on scalars
+            return 1.0 - _cdf_at(float(t), self._knot_probs, self._knot_values)
         return _out(1.0 - _cdf_from_knots(t, self._knot_probs, self._knot_values))
 
     def exceedance_upper_bound(
