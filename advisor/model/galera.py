@@ -84,6 +84,11 @@ _THREADS = 2
 _THREADED_PAIRS = 64
 
 
+def _threads() -> int:
+    """Threads for a large cluster's work: the machine's cores, at most :data:`_THREADS`."""
+    return min(os.cpu_count() or 1, _THREADS)
+
+
 def uniforms(a: str, b: str, draws: int) -> FloatArray:
     """The same random levels for a pair in every evaluation (common random numbers)."""
     key = "|".join(sorted((a, b)))
@@ -118,8 +123,8 @@ class _Draws:
         def draw(pair: tuple[int, int]) -> tuple[FloatArray, FloatArray]:
             return pair_draws(sites[pair[0]], sites[pair[1]])
 
-        threads = min(os.cpu_count() or 1, _THREADS)
-        if threads > 1 and len(pairs) >= _THREADED_PAIRS:
+        threads = _threads() if len(pairs) >= _THREADED_PAIRS else 1
+        if threads > 1:
             # The pairs are independent and mostly numpy work: both cores draw them.
             from concurrent.futures import ThreadPoolExecutor  # only for large clusters
 
@@ -270,12 +275,12 @@ def _longest_paths_shared(
     out = [np.empty(draws) for _ in writers]
     step = max(_BLOCK_VALUES // (n * n), 256)
     blocks = [slice(start, start + step) for start in range(0, draws, step)]
-    threads = min(os.cpu_count() or 1, _THREADS)
+    threads = _threads() if len(blocks) >= 2 * _THREADS else 1
 
     def paths_of(block: slice) -> list[npt.NDArray[np.float32]]:
         return _block_paths(drawn, half, writers, counts, relay, idx, block)
 
-    if threads > 1 and len(blocks) >= 2 * threads:
+    if threads > 1:
         # Blocks are independent and their numpy work releases the GIL: both cores, in blocks
         # half as large, so that the temporaries in flight take no more memory than one.
         step = max(step // threads, 256)
