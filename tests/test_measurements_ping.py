@@ -283,6 +283,12 @@ def test_a_log_read_in_small_ranges_of_lines_parses_the_same(
         parse_ping(bad, source="log.txt")
     assert str(caught.value) == str(expected.value)
     assert str(caught.value).startswith("log.txt:7: ")
+    # two bad replies in ranges that two threads read: the first in the file is reported
+    lines = [_reply(seq, "4.1") for seq in range(1, 40)]
+    for bad in (30, 17):
+        lines[bad - 1] = _reply(bad, "x")
+        with pytest.raises(AdvisorError, match=f"^log.txt:{bad}: "):
+            parse_ping("\n".join(lines) + "\n", source="log.txt")
 
 
 def _fields(parsed: ParsedMeasurement) -> dict[str, object]:

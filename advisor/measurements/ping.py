@@ -20,6 +20,7 @@ from __future__ import annotations
 
 __all__ = ["FIRST_SEQ", "SEQ_MODULUS", "parse_ping", "parse_ping_bytes"]
 
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -65,6 +66,8 @@ _RTT = re.compile(
 _BANNER = re.compile(
     rb"PING [^\n]*?(?:\b(\d{1,6})\(\d{1,6}\) bytes of data|(:)? (\d{1,6}) data bytes)"
 )
+# Ranges of lines (scan.LINES_BYTES each) from which a log is scanned on two threads.
+_THREADED_RANGES = 8
 _TIMEOUT = re.compile(rb"Request timeout for icmp_seq (\d{1,18})\b")
 
 
@@ -227,17 +230,42 @@ def _scan_probes(data: bytes, source: str) -> tuple[_Probes, IntArray]:
 
     Read in ranges of whole lines (:func:`line_chunks`): the temporaries of a 100 MB log
     would otherwise be hundreds of MB of freshly faulted pages, costing more than the scan.
+    The ranges are independent, so a long log's are shared by two threads (numpy releases
+    the GIL); lines are numbered, and the first bad reply reported, in file order after.
     """
     buf = np.frombuffer(data, dtype=np.uint8)
+    ranges = list(line_chunks(data))
+    threads = min(os.cpu_count() or 1, 2) if len(ranges) >= _THREADED_RANGES else 1
+    if threads > 1:
+        from concurrent.futures import ThreadPoolExecutor  # only for long logs
+
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            shares = list(
+                pool.map(lambda k: _scan_ranges(data, buf, ranges[k::threads]), range(threads))
+            )
+        # in file order, up to where a worker stopped (at a bad reply: the first is raised)
+        scanned = []
+        for i in range(len(ranges)):
+            if i // threads >= len(shares[i % threads]):
+                break
+            scanned.append(shares[i % threads][i // threads])
+    else:
+        scanned = _scan_ranges(data, buf, ranges)
     probes: list[_Probes] = []
     newlines: list[IntArray] = [np.empty(0, dtype=np.int64)]
     lines_before = 0
-    scratch = np.empty(2 * LINES_BYTES, dtype=bool)
-    for start, end in line_chunks(data):
-        equals, equals_line, chunk_newlines = equals_and_lines(data, start, end, scratch)
-        probes.append(_scan_lines(data, buf, equals, equals_line, lines_before, source))
-        newlines.append(chunk_newlines)
-        lines_before += chunk_newlines.size
+    for found, range_newlines in scanned:
+        if isinstance(found, _BadReply):
+            raise source_error(
+                "cannot read the round trip of this reply: expected 'time=<ms> ms' with a "
+                f"non-negative number, found {line_text(data, found.position)!r}",
+                source,
+                lines_before + found.line + 1,
+            )
+        found.line += lines_before
+        probes.append(found)
+        newlines.append(range_newlines)
+        lines_before += range_newlines.size
     if not probes:  # an empty file
         nothing = np.empty(0, dtype=np.int64)
         return _Probes(nothing, nothing, np.empty(0)), nothing
@@ -252,16 +280,34 @@ def _scan_probes(data: bytes, source: str) -> tuple[_Probes, IntArray]:
     )
 
 
-def _scan_lines(
-    data: bytes,
-    buf: ByteArray,
-    equals: IntArray,
-    equals_line: IntArray,
-    lines_before: int,
-    source: str,
-) -> _Probes:
+@dataclass(frozen=True)
+class _BadReply:
+    """A reply whose round trip cannot be read: its ``time=`` offset and its line in a range."""
+
+    position: int
+    line: int
+
+
+def _scan_ranges(
+    data: bytes, buf: ByteArray, ranges: list[tuple[int, int]]
+) -> list[tuple[_Probes | _BadReply, IntArray]]:
+    """Each range's probes (lines counted from the range's start) and newlines, up to the
+    first range with a bad reply (the ranges after it are not read)."""
+    scratch = np.empty(2 * LINES_BYTES, dtype=bool)
+    scanned: list[tuple[_Probes | _BadReply, IntArray]] = []
+    for start, end in ranges:
+        equals, equals_line, newlines = equals_and_lines(data, start, end, scratch)
+        found = _scan_lines(buf, equals, equals_line)
+        scanned.append((found, newlines))
+        if isinstance(found, _BadReply):
+            break
+    return scanned
+
+
+def _scan_lines(buf: ByteArray, equals: IntArray, equals_line: IntArray) -> _Probes | _BadReply:
     """Every ``icmp_seq=N`` (first per line) and the ``time=X ms`` on its line, in whole
-    lines holding the ``equals`` signs, each on line ``lines_before + equals_line``."""
+    lines holding the ``equals`` signs, each on line ``equals_line``; or the first reply
+    whose round trip cannot be read."""
     seq_rows, time_rows = key_rows(buf, equals, b"seq", b" time")  # busybox prints "seq="
     seq_at, line = equals[seq_rows] + 1, equals_line[seq_rows]
     seq_value, _, ok = read_decimals(buf, seq_at, width=5)
@@ -284,17 +330,12 @@ def _scan_lines(
     ok &= spells(buf, time_at + length, b" ms")
     if not ok.all():
         bad = int(np.argmin(ok))
-        raise source_error(
-            "cannot read the round trip of this reply: expected 'time=<ms> ms' with a "
-            f"non-negative number, found {line_text(data, int(time_at[bad]))!r}",
-            source,
-            lines_before + int(time_line[bad]) + 1,
-        )
+        return _BadReply(int(time_at[bad]), int(time_line[bad]))
     # iputils counts a reply with a bad checksum as corrupted, not received
     corrupted = spells(buf, time_at + length + 3, b" (BAD CHECKSUM!)")
     rtt_ms = np.full(seq.size, np.nan)
     rtt_ms[owner] = np.where(corrupted, np.nan, value)
-    return _Probes(line + lines_before, seq, rtt_ms, int(corrupted.sum()))
+    return _Probes(line, seq, rtt_ms, int(corrupted.sum()))
 
 
 def _where(rows: BoolArray, *arrays: IntArray) -> tuple[IntArray, ...]:
