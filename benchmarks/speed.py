@@ -451,10 +451,13 @@ def _peak_rss_mb() -> float:
 
 
 def child_many_sites(path: str) -> None:
-    """In a fresh process: load and recommend ``path``, print timings and peak RSS as JSON."""
+    """In a fresh process: load and recommend ``path``, print timings and peak RSS as JSON,
+    with glibc's memory kept for reuse as the ``advisor`` command has it."""
+    from advisor.engine.memory import keep_freed_memory
     from advisor.inputs.loading import load_topology
     from advisor.recommendation import recommend
 
+    keep_freed_memory()
     before_mb = _peak_rss_mb()
     start = time.perf_counter()
     loaded = load_topology(path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -43,3 +44,21 @@ def test_set_once_per_process() -> None:
 
     assert keep_freed_memory() is True
     assert keep_freed_memory.cache_info().currsize == 1
+
+
+LIBRARY_RUN = """
+from pathlib import Path
+from advisor import recommend
+from advisor.engine.memory import keep_freed_memory
+recommend(Path("examples/paris-frankfurt/topology.yaml"))
+print(keep_freed_memory.cache_info().currsize)
+"""
+
+
+def test_the_library_leaves_the_process_s_allocator_alone() -> None:
+    # A script's process is its own: only the advisor command and the fleet's workers set it.
+    done = subprocess.run(
+        [sys.executable, "-c", LIBRARY_RUN], capture_output=True, text=True, check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )  # fmt: skip
+    assert done.stdout.strip() == "0"

@@ -36,6 +36,9 @@ def pause() -> None:
 def resume() -> None:
     """Keep what exists now out of later collections and restart the collector :func:`pause`
     stopped; nothing if it did not."""
+    from advisor.engine.memory import keep_freed_memory
+
+    keep_freed_memory()  # the command's process is ours: the engine reuses freed memory
     if _paused[0]:
         gc.freeze()
         gc.enable()

@@ -33,7 +33,6 @@ from typing import Literal
 
 import numpy as np
 
-from advisor.engine.memory import keep_freed_memory
 from advisor.errors import AdvisorError, Location
 from advisor.inputs.loading import LoadedTopology
 from advisor.inputs.topology import Link, Measurement, Site
@@ -218,7 +217,6 @@ def gather_links(loaded: LoadedTopology) -> list[LinkEvidence]:
     bounded above by the shortest path over the measured pairs' small-message p50s (any
     number of hops) and below by its physical floor (:class:`RttEstimate`).
     """
-    keep_freed_memory()  # the engine's temporaries reuse memory instead of faulting it in
     sites = member_sites(loaded)
     if len(sites) > MAX_SITES:
         raise AdvisorError(

@@ -10,9 +10,11 @@ was 373,000 page faults and 1.1 s of system time for 3 s of work; keeping blocks
 really holds) and 0.65 s, the peak RSS unchanged (563 MB). See mallopt(3) and the glibc
 manual, "Memory Allocation Tunables".
 
-The settings are the process's: they apply to whatever runs after the first analysis, and
-a process keeps up to 256 MB it freed rather than returning it. Other C libraries are left
-as they are.
+The settings are the process's: they apply to whatever else the process runs, and it keeps
+up to 256 MB it freed rather than returning it. So the library does not set them on its own:
+the ``advisor`` command and the fleet's worker processes call :func:`keep_freed_memory`, and a
+script that analyses large topologies may call it too. Other C libraries are left as they
+are.
 """
 
 from __future__ import annotations

@@ -332,7 +332,7 @@ class RttDistribution:
         atoms = np.interp(mids, probs, values)
         # Keep Q on the union of the given points and the atoms' levels, so that a monotone
         # map (the TCP model) is applied to the exact given values as well as to the atoms.
-        grid = np.union1d(probs, mids)
+        grid = _sorted_unique(np.concatenate([probs, mids]))
         return cls(
             values_ms=atoms,
             knot_probs=grid,
@@ -575,7 +575,7 @@ def max_of(dists: Sequence[RttDistribution], *, resolution: int = 2001) -> RttDi
     # Each input contributes its knots, or, when it has many (a million samples), its
     # quantiles at _GRID_PER_ATOM x resolution levels: finer than the result can hold.
     fine = np.linspace(0.0, 1.0, _GRID_PER_ATOM * resolution + 1)
-    knots = np.unique(
+    knots = _sorted_unique(
         np.concatenate(
             [
                 d._knot_values
@@ -585,7 +585,7 @@ def max_of(dists: Sequence[RttDistribution], *, resolution: int = 2001) -> RttDi
             ]
         )
     )
-    grid = np.union1d(knots, np.nextafter(knots, -np.inf))
+    grid = _sorted_unique(np.concatenate([knots, np.nextafter(knots, -np.inf)]))
     cdf = np.ones_like(grid)
     for d in dists:
         cdf *= _cdf_from_knots(grid, d._knot_probs, d._knot_values)
@@ -607,3 +607,17 @@ def max_of(dists: Sequence[RttDistribution], *, resolution: int = 2001) -> RttDi
         basis="percentiles",
         n_samples=min(counts) if counts else None,
     )
+
+
+def _sorted_unique(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """``np.unique`` of finite values without its import of numpy.ma (about 10 ms of the
+    command's start-up): sorted, exact duplicates dropped.
+
+    >>> _sorted_unique(np.array([0.5, 0.1, 0.5, 0.3])).tolist()
+    [0.1, 0.3, 0.5]
+    """
+    ordered = np.sort(values)
+    keep = np.empty(ordered.size, dtype=bool)
+    keep[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
