@@ -30,23 +30,23 @@ CALIBRATION = REPO / "benchmarks" / "calibration"  # a copy of ../shared/calibra
 NEXT = {
     "cli": (
         "beyond the bare three imports, the process pays for pydantic's model building "
-        "(pydantic.fields and .types, annotated_types, the schema generator and, through "
-        "pydantic's plugin loader, importlib.metadata with email: about 0.15x of the bare "
-        "imports alone), the topology and result models, numpy.ma (about 0.09x: "
-        "np.unique and np.union1d in advisor/model/rtt.py reach it through np.ma.is_masked), "
-        "advisor's engine modules and the library call. typer is no longer imported by "
-        "recommend (advisor.cli.recommend reads its command line) and the garbage collector "
-        "no longer runs over the start-up's objects (advisor.cli.startup). Next: rtt's "
-        "union1d and unique as a sort and a mask (no numpy.ma), the engine's call, and "
-        "pydantic's plugin discovery, which only pydantic can make lazy"
+        "(pydantic.fields and .types, annotated_types, the schema generator, and "
+        "importlib.metadata with email, which pydantic's plugin loader imports even though "
+        "the command turns plugin discovery off), the topology and result models, advisor's "
+        "engine modules (about 70 ms of imports) and the library call (about 90 ms on "
+        "paris-frankfurt). Gone from recommend: typer, networkx, the pure-Python YAML loader, "
+        "numpy.ma, the collector over the start-up's objects and pydantic's scan of every "
+        "installed distribution for plugins. Next: fewer pydantic models and dataclasses "
+        "built at import (result models built on first use), and the engine's call on small "
+        "topologies (its draws and rules)"
     ),
     "startup": "the detail lists what recommend imports beyond the bare three; see `cli`",
     "many_sites_time": (
-        "see the profile above: the commit draws (`galera.commit_latency_draws` and "
-        "`_longest_paths`, one (draws x sites x sites) max-plus product per candidate cluster "
-        "of the grouping search) and the per-pair quantiles dominate; the sample files are "
-        "read on threads. Next: reuse one cluster's draws for its sub-clusters, and spread "
-        "independent candidate clusters over both cores"
+        "see the profile above: most of the call waits for the two threads that read the 435 "
+        "sample files (a parse and a sort per file, about 0.6 s of CPU) and draw the large "
+        "clusters' pairs; the rest is quantiles and the commit draws of the grouping search's "
+        "candidate clusters. Next: keep each file's samples sorted from the reading (one pass, "
+        "not a parse then a sort), and reuse one cluster's draws for its sub-clusters"
     ),
     "many_sites_rss": (
         "commit draws are (20,000 x sites x sites) arrays, about 72 MB each at 30 sites in "
@@ -58,12 +58,12 @@ NEXT = {
     "pingparsing": "see where the time goes above; parse_file is vectorised over bytes",
     "sweep": "the sweep should be one numpy expression per option; see the profile above",
     "fleet": (
-        "a small topology costs about 90 ms of CPU on this machine: the verdict redone at "
-        "both ends of every estimate's range (about 44 %; every link of a generated fleet "
-        "topology is estimated, so the reuse of untouched pairs rarely applies), the commit "
-        "draws (about 17 ms), the rules' evaluation (about 15 ms), percentiles and the draws "
-        "of estimated pairs. Next: judge the range ends on the screening draws, fewer Python "
-        "calls per rule and per candidate cluster"
+        "a small topology costs about 80 ms of CPU on this machine: the verdict redone at "
+        "both ends of every estimate's range on the screening draws (about 45 %; every link "
+        "of a generated fleet topology is estimated, so the reuse of untouched pairs rarely "
+        "applies), the commit draws (about 28 ms, 17 of them the pairs'), the rules' "
+        "evaluation (about 17 ms) and percentiles. Next: judge the ends only for the options "
+        "a flip could concern (the chosen and the runner-up), fewer Python calls per rule"
     ),
 }
 
