@@ -66,8 +66,8 @@ def fixes() -> dict[str, str]:
             "would make predicted tails honest on busy hosts"
         ),
         "lab held-out-sysbench-special-rtt20-32-threads": (
-            "a repeat at 32 threads with uniform ids on a quiet machine, to separate lock chains "
-            "from the host's CPU queue before modelling either"
+            "a run at 32 threads on a machine with CPU to spare, to tell the host's queue from "
+            "the window's before modelling either: uniform ids miss alike, so the locks are not it"
         ),
         "field pxc-7ms-send-window": (
             "find the queue of the 2016 run (flow control, the far node's CPU) in a lab run "
