@@ -422,10 +422,11 @@ def lab_rows() -> list[Row]:
     spread = {"hot_rows": [{"name": "hot", "updates_per_s": 1.0}]}  # written at every node
     result = run(_cluster(_equal(10.0), writers=LAB_NODES, workload=spread))
     overlap = (
-        "with writers on every node n1's commits are faster than a lone commit (the peers' own "
-        "messages carry their acknowledgements back: about one round trip, not 1.5), so the "
-        "row commits more often than one lone commit path allows; two clients on n1 alone "
-        "commit at the bound (lab-runs.yaml hot-row-overlap-rtt10)"
+        "with writers on every node, in step with n1's, n1's commits are faster than a lone "
+        "commit (the peers' own messages carry their acknowledgements back: about one round "
+        "trip, not 1.5), so the row commits more often than one lone commit path allows; two "
+        "clients on n1 alone commit at the bound (lab-runs.yaml hot-row-overlap-rtt10, "
+        "lone-writer-with-busy-peers)"
     )
     rows.append(
         Row(

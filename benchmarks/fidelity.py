@@ -55,10 +55,10 @@ def fixes() -> dict[str, str]:
         "lab held-out-large-writeset-far-node": held_out_tail,
         "lab held-out-large-writeset-windows-16-8": held_out_tail,
         "lab hot-row-spread-writers-rtt10": (
-            "a commit path that depends on the peers' traffic: with writers on every node, n1's "
-            "commits turn safe after about one round trip, not 1.5 (lab-runs.yaml "
-            "hot-row-overlap-rtt10: min 11.4 ms against a lone commit's 13.7; two clients on "
-            "n1 alone commit 62.7/s, the bound)"
+            "a commit path that depends on the peers' traffic and its timing: peers writing in "
+            "step with n1 make its commits safe after about one round trip, not 1.5 (lab-runs."
+            "yaml hot-row-overlap-rtt10 and lone-writer-with-busy-peers; peers at a Poisson "
+            "rate barely move it); modelled from EVS's sequence numbers, not fitted"
         ),
         "lab large-writeset-one-writer-rtt20": (
             "nothing in the network model: the repeat on a quiet machine fits. A host-noise "
