@@ -229,7 +229,10 @@ def test_collect_finds_the_hot_row_and_the_rates_the_workload_made(
     # the whole-table count is an upper bound on the hottest row: under load it was seen at
     # 101/s for 80/s written (1 run in 5), so it is held to a band, not to +-25 %.
     assert 0.75 * commit_rate <= evidence.hot_rows[0].updates_per_s <= 1.5 * commit_rate
-    assert evidence.status.commits_per_s.avg == pytest.approx(commit_rate, rel=0.25)
+    # Node 3's status counters count the write sets it applied, the silently retried ones
+    # included (wsrep_retry_autocommit, above): 100/s for 79.9/s committed was seen in CI
+    # (2026-11-22), so they too are held to a band, an upper bound with the retries.
+    assert 0.75 * commit_rate <= evidence.status.commits_per_s.avg <= 1.5 * commit_rate
     assert evidence.status.cluster_size_min == evidence.status.cluster_size_max == 3
     assert evidence.status.repl_latency is not None
 
