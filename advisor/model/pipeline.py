@@ -267,7 +267,9 @@ def closed_loop(
 
     With ``row_writes``, each commit first locks its rows (:mod:`advisor.model.row_locks`):
     a row another client holds delays the write set until that client's commit is done, and
-    the wait counts in the transaction's time, not in the commit's.
+    the wait counts in the transaction's time, not in the commit's. The asymptotic bounds
+    taken beyond ``MAX_SIMULATED_CLIENTS`` clients or ``MAX_SIMULATED_FRAGMENTS`` fragments
+    know no row locks: there they are an upper bound on the rate.
 
     >>> run = closed_loop(1, 4.0, 1, [30.0], [20.0], [1], user_window=2, send_window=4,
     ...                   writesets_per_message=19, local_commit_ms=1.0, commits=500)
