@@ -223,33 +223,61 @@ def _writer_paths(
     ``small_w[k]`` and ``writeset_w[k]`` are the round trips w-k; ``half`` is (s, s, draws).
     """
     n, _, draws = half.shape
-    usable = others > 0
-    own_lan = np.float32(0.5 if others[w] >= 2 else 0.0)  # a LAN hop at w's own site
-    relay_w = relay.copy()
-    relay_w[w] = 0.0
     rest = np.arange(n) != w
     out = np.empty(draws)
     step = max(_BLOCK_VALUES // (n * n), 256)
     inner = np.empty((n, min(draws, step)), dtype=np.float32)
     for start in range(0, draws, step):
         block = slice(start, start + step)
-        s_w = np.stack([row[block] for row in small_w])
-        # The write set from w to k (round trip less the small return half), plus the relay.
-        first = np.stack([row[block] for row in writeset_w]) - s_w * np.float32(0.5)
-        first += relay_w[:, None]
-        back = s_w * np.float32(0.5)
-        first[~usable] = -np.inf
-        back[~usable] = -np.inf
+        s_w, first, back = _legs(small_w, writeset_w, w, others, relay, block)
         size = back.shape[1]
         np.max(half[:, :, block] + back[None, :, :], axis=1, out=inner[:, :size])
-        # Row w: the LAN hop inside w's own site needs two other members there.
-        np.maximum(
-            (half[w, rest, block] + back[rest]).max(axis=0, initial=-np.inf),
-            s_w[w] * own_lan + back[w],
-            out=inner[w, :size],
-        )
+        _own_row(half[w, rest, block], s_w, back, w, others, rest, inner[w, :size])
         out[block] = (first + inner[:, :size]).max(axis=0)
     return out
+
+
+def _legs(
+    small_w: Sequence[npt.NDArray[np.float32]],
+    writeset_w: Sequence[npt.NDArray[np.float32]],
+    w: int,
+    others: npt.NDArray[np.int_],
+    relay: npt.NDArray[np.float32],
+    block: slice,
+) -> tuple[npt.NDArray[np.float32], ...]:
+    """Writer w's legs over one block of draws: its small round trips to each member's site
+    (``s_w``), the write set's first leg w -> k with k's relay (round trip less the small
+    return half), and the small return half k -> w; both legs ``-inf`` toward a site with
+    no other member (``others``)."""
+    usable = others > 0
+    relay_w = relay.copy()
+    relay_w[w] = 0.0
+    s_w = np.stack([row[block] for row in small_w])
+    first = np.stack([row[block] for row in writeset_w]) - s_w * np.float32(0.5)
+    first += relay_w[:, None]
+    back = s_w * np.float32(0.5)
+    first[~usable] = -np.inf
+    back[~usable] = -np.inf
+    return s_w, first, back
+
+
+def _own_row(
+    half_w_rest: npt.NDArray[np.float32],
+    s_w: npt.NDArray[np.float32],
+    back: npt.NDArray[np.float32],
+    w: int,
+    others: npt.NDArray[np.int_],
+    rest: npt.NDArray[np.bool_],
+    out: npt.NDArray[np.float32],
+) -> None:
+    """Row w of the path's middle, into ``out``: through another site, or the LAN hop
+    inside w's own site, which needs two other members there."""
+    own_lan = np.float32(0.5 if others[w] >= 2 else 0.0)
+    np.maximum(
+        (half_w_rest + back[rest]).max(axis=0, initial=-np.inf),
+        s_w[w] * own_lan + back[w],
+        out=out,
+    )
 
 
 def _longest_paths_shared(
@@ -312,24 +340,10 @@ def _block_paths(
     found = []
     for w in writers:
         others = counts - (idx == w)
-        usable = others > 0
-        own_lan = np.float32(0.5 if others[w] >= 2 else 0.0)
-        relay_w = relay.copy()
-        relay_w[w] = 0.0
-        s_w = np.stack([row[block] for row in drawn.small[w]])
-        first = np.stack([row[block] for row in drawn.writeset[w]]) - s_w * np.float32(0.5)
-        first += relay_w[:, None]
-        back = s_w * np.float32(0.5)
-        first[~usable] = -np.inf
-        back[~usable] = -np.inf
+        s_w, first, back = _legs(drawn.small[w], drawn.writeset[w], w, others, relay, block)
         inner = two[:, w].copy()
-        # Row w: the LAN hop inside w's own site needs two other members there.
         rest = idx != w
-        np.maximum(
-            (h[w, rest] + back[rest]).max(axis=0, initial=-np.inf),
-            s_w[w] * own_lan + back[w],
-            out=inner[w],
-        )
+        _own_row(h[w, rest], s_w, back, w, others, rest, inner[w])
         found.append((first + inner).max(axis=0))
     return found
 
