@@ -40,7 +40,6 @@ from advisor.engine.workload import WritesetSizes, writeset_size_draws, writeset
 from advisor.inputs.topology import Clients, HotRow, Topology
 from advisor.model import galera, pipeline, quorum, replication, tcp
 from advisor.model.provider_options import effective_options
-from advisor.model.row_locks import RowWrites
 from advisor.model.rtt import RttDistribution, quantiles_at
 from advisor.vocabulary import Architecture
 
@@ -524,11 +523,7 @@ class Evaluator:
             send_window=self.send_window,
             writesets_per_message=self.writesets_per_message,
             local_commit_ms=self.local_commit_ms,
-            row_writes=None
-            if rows is None
-            else RowWrites(
-                rows.rows_per_commit, rows.table_rows, rows.hot_rows or 0, rows.hot_share or 0.0
-            ),
+            row_writes=None if rows is None else rows.spec(),
         )
         # The window binds when commits wait for it: their mean beyond a lone commit's by
         # 10 %; row locks when transactions wait longer for rows than commits for the window.

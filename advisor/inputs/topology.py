@@ -33,6 +33,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from advisor.model import row_locks
 from advisor.model.provider_options import OptionValue, check_option
 from advisor.names import safe_name
 
@@ -370,19 +371,14 @@ class RowWrites(_Model):
 
     @model_validator(mode="after")
     def _check_sets(self) -> RowWrites:
-        if (self.hot_rows is None) != (self.hot_share is None):
-            raise ValueError("hot_rows and hot_share go together: give both or neither")
-        if self.rows_per_commit > self.table_rows:
-            raise ValueError(
-                f"rows_per_commit ({self.rows_per_commit}) exceeds table_rows ({self.table_rows})"
-            )
-        hot = self.hot_rows or 0
-        if hot and not self.rows_per_commit <= hot <= self.table_rows - self.rows_per_commit:
-            raise ValueError(
-                f"hot_rows ({hot}) must hold a commit's rows ({self.rows_per_commit}) and leave "
-                f"as many outside it in table_rows ({self.table_rows})"
-            )
+        self.spec()  # the model's checks, one set for both layers
         return self
+
+    def spec(self) -> row_locks.RowWrites:
+        """The model's description of these writes (no hot set: 0 rows, share 0)."""
+        return row_locks.RowWrites(
+            self.rows_per_commit, self.table_rows, self.hot_rows or 0, self.hot_share or 0.0
+        )
 
 
 class Clients(_Model):

@@ -33,8 +33,10 @@ __all__ = ["RowLocks", "RowWrites"]
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # the generator is the caller's; the input layer imports RowWrites alone
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -48,15 +50,20 @@ class RowWrites:
     hot_share: float = 0.0
 
     def __post_init__(self) -> None:
-        if not 1 <= self.rows_per_commit <= self.table_rows:
-            raise ValueError("rows_per_commit must be between 1 and table_rows")
-        if not 0 <= self.hot_rows < self.table_rows or not 0.0 <= self.hot_share < 1.0:
+        rows, table, hot = self.rows_per_commit, self.table_rows, self.hot_rows
+        if rows < 1:
+            raise ValueError(f"rows_per_commit must be at least 1, got {rows}")
+        if rows > table:
+            raise ValueError(f"rows_per_commit ({rows}) exceeds table_rows ({table})")
+        if not 0 <= hot < table or not 0.0 <= self.hot_share < 1.0:
             raise ValueError("hot_rows must be below table_rows and hot_share in [0, 1)")
-        if (self.hot_rows == 0) != (self.hot_share == 0.0):
-            raise ValueError("hot_rows and hot_share go together")
-        cold = self.table_rows - self.hot_rows
-        if self.hot_rows and min(self.hot_rows, cold) < self.rows_per_commit:
-            raise ValueError("the hot set and the rest must each hold a commit's rows")
+        if (hot == 0) != (self.hot_share == 0.0):
+            raise ValueError("hot_rows and hot_share go together: give both or neither")
+        if hot and not rows <= hot <= table - rows:
+            raise ValueError(
+                f"hot_rows ({hot}) must hold a commit's rows ({rows}) and leave as many "
+                f"outside it in table_rows ({table})"
+            )
 
 
 @dataclass
