@@ -500,6 +500,7 @@ def _local_commit_ms(writeset_bytes: float) -> float:
     return max(nearest["commit_ms"]["p50"] - serialisation_ms, 0.001)
 
 
+@functools.cache  # read once, not once per blob row
 def _lab_tcp_rr() -> dict[float, list[dict[str, Any]]]:
     """The lab path's tcp_rr sweeps (lab-runs.yaml tcp-request-response-rtt*, role input) by
     RTT, as the measurements a user gives a link: the blob cases at those RTTs cost their
