@@ -38,13 +38,19 @@ def test_anything_else_goes_down_the_checking_path(data: bytes) -> None:
     assert decimal_lines(data) is None
 
 
-def test_every_digit_count_and_dot_place_matches_float() -> None:
-    rng = random.Random(3)
+def _random_decimals(seed: int, max_digits: int) -> list[str]:
+    """20,000 lines of 1 to ``max_digits`` digits, 80 % of them with a dot anywhere."""
+    rng = random.Random(seed)
     lines = []
     for _ in range(20_000):
-        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 14)))
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, max_digits)))
         dot = rng.randint(0, len(digits))
         lines.append(digits[:dot] + "." + digits[dot:] if rng.random() < 0.8 else digits)
+    return lines
+
+
+def test_every_digit_count_and_dot_place_matches_float() -> None:
+    lines = _random_decimals(3, 14)
     values = decimal_lines(("\n".join(lines) + "\n").encode())
     assert values is not None
     assert np.array_equal(values, [float(line) for line in lines])
@@ -52,12 +58,7 @@ def test_every_digit_count_and_dot_place_matches_float() -> None:
 
 def test_lines_of_at_most_eight_bytes_match_float() -> None:
     # a file of short lines only ("49.625") is read one word per line: every dot place
-    rng = random.Random(4)
-    lines = []
-    for _ in range(20_000):
-        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 7)))
-        dot = rng.randint(0, len(digits))
-        lines.append(digits[:dot] + "." + digits[dot:] if rng.random() < 0.8 else digits)
+    lines = _random_decimals(4, 7)
     lines.append("12345678")  # eight digits, no dot
     values = decimal_lines(("\n".join(lines) + "\n").encode())
     assert values is not None
