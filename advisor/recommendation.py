@@ -154,6 +154,11 @@ def _hot_rows(options: Sequence[Option]) -> list[HotRowReport]:
                     a: round(first.row.updates_per_s / r.bound_p50_per_s, 4) for a, r in per.items()
                 },
                 write_latency_ms={a: r.write_ms_by_site for a, r in per.items()},
+                max_updates_per_s_multi_writer={
+                    a: round(bound, 2)
+                    for a, r in per.items()
+                    if (bound := r.multi_writer_bound_p50_per_s) is not None
+                },
             )
         )
     return rows

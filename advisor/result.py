@@ -128,6 +128,10 @@ class HotRowReport(_Out):
     # owner cluster's commit plus, for a site outside it, the WAN round trip of the routed
     # statement.
     write_latency_ms: dict[str, dict[str, float]] = {}
+    # architecture -> the bound if every writer site of the owner cluster wrote the row on its
+    # own node (no one writer per cluster): one update per commit of writers in step
+    # [updates/s]; only options whose owner cluster holds several writer sites.
+    max_updates_per_s_multi_writer: dict[str, float] = {}
 
 
 class WhatIf(_Out):

@@ -54,12 +54,6 @@ def fixes() -> dict[str, str]:
         "lab held-out-large-writeset-rtt40": held_out_tail,
         "lab held-out-large-writeset-far-node": held_out_tail,
         "lab held-out-large-writeset-windows-16-8": held_out_tail,
-        "lab hot-row-spread-writers-rtt10": (
-            "a commit path that depends on the peers' traffic and its timing: peers writing in "
-            "step with n1 make its commits safe after about one round trip, not 1.5 (lab-runs."
-            "yaml hot-row-overlap-rtt10 and lone-writer-with-busy-peers; peers at a Poisson "
-            "rate barely move it); modelled from EVS's sequence numbers, not fitted"
-        ),
         "lab large-writeset-one-writer-rtt20": (
             "nothing in the network model: the repeat on a quiet machine fits. A host-noise "
             "term in the commit draws (the lab's p99 over p50 against its machine_busy_pct) "

@@ -172,6 +172,68 @@ def test_uniforms_are_the_same_for_a_pair_in_either_order():
 # -- hot rows and conflicts ----------------------------------------------------------------
 
 
+# -- writers in step (one row written at several sites) -------------------------------------
+
+
+def in_step(members, writers, *, segments=False, **kwargs):
+    return galera.in_step_commit_draws(
+        Cluster(members, segments=segments), writers, point_draws(**kwargs)
+    )
+
+
+EQUAL_10 = rtts(ab=10.0, ac=10.0, bc=10.0)
+
+
+def test_writers_in_step_on_every_member_commit_in_one_rtt():
+    # Every member sends its own message at once: each has every covering message after 5
+    # and reports it; a hears the reports at 10 (1 RTT, not 1.5), + 1 = 11 (the lab's writer
+    # with closed-loop peers: p50 22.0 ms at RTT 20, 42.3 at RTT 40).
+    got = in_step({"a": 1, "b": 1, "c": 1}, ["a", "b", "c"], rtt_ms=EQUAL_10)
+    for writer in "abc":
+        assert got[writer] == pytest.approx(np.full(4, 11.0))
+
+
+def test_an_idle_member_keeps_the_lone_path():
+    # c writes nothing: its completion leaves when a message reaches it (5), b reports c's
+    # seqno at 10 and a hears it at 15: the lone writer's 1.5 RTT, + 1 = 16.
+    got = in_step({"a": 1, "b": 1, "c": 1}, ["a", "b"], rtt_ms=EQUAL_10)
+    assert got["a"] == pytest.approx(np.full(4, 16.0))
+    assert got["a"] == pytest.approx(commit({"a": 1, "b": 1, "c": 1}, rtt_ms=EQUAL_10))
+
+
+def test_a_far_writer_in_step_still_costs_its_round_trip():
+    # a-b 2, a-c 100, b-c 100, writers a and c: c's own message reaches b at 50, b reports at
+    # once and a hears at 51; a's write set reaches c at 50, c reports and a hears at 100;
+    # b's completion (at 1) reaches c at 51, so c reports at 51 and a hears at 101. + 1 = 102:
+    # the far node's round trip is physics, in step or not.
+    got = in_step({"a": 1, "b": 1, "c": 1}, ["a", "c"], rtt_ms=rtts(ab=2.0, ac=100.0, bc=100.0))
+    assert got["a"] == pytest.approx(np.full(4, 102.0))
+
+
+def test_a_single_writer_site_gets_the_lone_path():
+    got = in_step({"a": 1, "b": 1, "c": 1}, ["a"], rtt_ms=EQUAL_10)
+    assert got["a"] == pytest.approx(np.full(4, 16.0))
+
+
+def test_the_write_sets_own_round_trip_bounds_writers_in_step():
+    # The write set's round trip is 10 ms longer: its leg a -> b takes 20 - 10/2 = 15, and b
+    # reports back in 5: 20 (the peers' own messages, at 5, do not shorten the write set's
+    # trip), + 1 = 21.
+    got = in_step(
+        {"a": 1, "b": 1, "c": 1}, ["a", "b", "c"], rtt_ms=EQUAL_10, writeset_extra_ms=10.0
+    )
+    assert got["a"] == pytest.approx(np.full(4, 21.0))
+
+
+def test_an_idle_member_at_a_writer_site_costs_its_lan_hop():
+    # a has two members a1 (the writer) and a2, LAN 1 ms; writers a, b, c in step. a2 has
+    # a1's write set at 0.5 and reports its completion at once; it reaches b at 5.5, so b's
+    # report leaves at 5.5 and reaches a1 at 10.5: + 1 = 11.5 (half a LAN round trip more
+    # than with one member at a).
+    got = in_step({"a": 2, "b": 1, "c": 1}, ["a", "b", "c"], rtt_ms=EQUAL_10, lan_ms=1.0)
+    assert got["a"] == pytest.approx(np.full(4, 11.5))
+
+
 def test_callaghan_bound_is_one_update_per_commit():
     # 1000 / 20 ms = 50/s; 1000 / 200 ms = 5/s (DOMAIN.md: 200 ms -> 5 a second).
     assert galera.callaghan_bound_per_s([20.0, 200.0]) == pytest.approx([50.0, 5.0])

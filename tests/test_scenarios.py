@@ -221,3 +221,47 @@ def test_nothing_viable_recommends_the_least_bad_and_says_so():
     result = run(text)
     assert all(not o.viable for o in result.options)
     assert result.summary.startswith("No option meets every requirement. The least bad is")
+
+
+def lab_three_nodes(hot_row: str) -> str:
+    """The lab cluster: three one-node sites at RTT 10 ms, no jitter (lab-galera.yaml)."""
+    return (
+        """
+name: lab-three-nodes
+sites: [{name: n1, nodes: 1}, {name: n2, nodes: 1}, {name: n3, nodes: 1}]
+links:
+"""
+        + "".join(
+            f"  - {{sites: [{a}, {b}], measurements: [{{method: icmp, samples_ms: [10, 10]}}]}}\n"
+            for a, b in (("n1", "n2"), ("n1", "n3"), ("n2", "n3"))
+        )
+        + f"workload:\n  hot_rows:\n    - {hot_row}\n"
+    )
+
+
+def test_a_row_written_on_every_node_turns_over_at_the_pace_of_writers_in_step():
+    # One writer per cluster (the plan): the lone commit, 1.5 x 10 + 1 = 16 ms (plus the
+    # relay hop into a remote segment and the write set's bytes: 16.2), about 62/s. Each node
+    # writing it: writers in step commit half a round trip sooner, 11.2 ms, about 89/s; the
+    # lab measured 78.5/s with clients on every node (hot-row-spread-writers-rtt10), above
+    # the lone writer's 61.
+    result = run(lab_three_nodes("{name: counter, updates_per_s: 70}"))
+    row = result.hot_rows[0]
+    lone_ms = 1000 / row.max_updates_per_s["single_cluster"]
+    in_step_ms = 1000 / row.max_updates_per_s_multi_writer["single_cluster"]
+    assert lone_ms == pytest.approx(16.0, rel=0.03)
+    assert lone_ms - in_step_ms == pytest.approx(5.0, abs=0.05)
+    conflicts = next(
+        f for f in result.findings if f.rule == "HOT-ROW-CONFLICTS" and f.option == "single_cluster"
+    )
+    assert conflicts.values["multi_writer_bound_per_s"] == pytest.approx(
+        1000 / in_step_ms, abs=0.01
+    )
+    assert "writers in step" in conflicts.message
+    # Per-site clusters hold one writer site each: no such figure.
+    assert "per_site_clusters" not in row.max_updates_per_s_multi_writer
+
+
+def test_a_row_written_at_one_site_has_no_multi_writer_bound():
+    result = run(lab_three_nodes("{name: counter, updates_per_s: 10, writer_sites: [n1]}"))
+    assert result.hot_rows[0].max_updates_per_s_multi_writer == {}

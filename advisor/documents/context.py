@@ -6,7 +6,8 @@ folder (no machine-specific paths in a document), the configuration plan, the ru
 rationale and references, the findings grouped by rule, the SVG charts and a Mermaid
 diagram, the pros and cons of each option, and ``estimate_ends``: the recommendation with
 every estimated round trip at the ``low`` end, the ``estimate`` and the ``high`` end of its
-range (empty when no estimated link counts; ``Analysis.estimate_ends``).
+range (empty when no estimated link counts; ``Analysis.estimate_ends``), and
+``multi_writer_rows``: whether some hot row has a bound for writer sites on their own nodes.
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ def document_context(analysis: Analysis) -> dict[str, Any]:
         "mermaid": _mermaid(plan, analysis),
         "galera": {"flavor": topology.galera.flavor, "version": topology.galera.version},
         "estimate_ends": dict(analysis.estimate_ends),
+        # Whether some hot row has a bound for writers on their own nodes (writers in step).
+        "multi_writer_rows": any(r.max_updates_per_s_multi_writer for r in rec.hot_rows),
     }
     context["charts"] = _charts(analysis, rec, plan)
     return context

@@ -85,6 +85,7 @@ class Evaluator:
         self._medians: dict[frozenset[str], float] = {}
         self._relays: dict[str, float] = {}
         self._throughputs: dict[tuple[frozenset[str], str | None, str], Throughput] = {}
+        self._in_step: dict[tuple[frozenset[str], str | None, frozenset[str]], Percentiles] = {}
         self._timing: failover.FailoverTiming | None = None
         given_local = topology.workload.local_commit_ms
         self.local_commit_ms = galera.LOCAL_COMMIT_MS if given_local is None else given_local
@@ -396,6 +397,7 @@ class Evaluator:
             if in_cluster
             else cluster.commit_percentiles()
         )
+        in_step = self._in_step_commit(cluster, tuple(in_cluster)) if len(in_cluster) > 1 else None
         spans = any(w not in cluster.sites for w in writers)
         routed = {w: self.median_rtt_ms(w, owner) for w in writers if w not in cluster.sites}
         # Writers at several sites of one cluster write on several members: each site's
@@ -405,7 +407,34 @@ class Evaluator:
         )
         windows = [median(cluster.commit_ms[w]) for w in in_cluster] if rates else []
         conflicts = galera.conflict_rate_per_s(rates, windows) if rates else 0.0
-        return HotRowEval(row, writers, owner, index, commit, spans, routed, conflicts)
+        return HotRowEval(row, writers, owner, index, commit, spans, routed, conflicts, in_step)
+
+    def _in_step_commit(self, cluster: ClusterEval, writers: tuple[str, ...]) -> Percentiles:
+        """A row's commit at the writer site of the highest p50 in one cluster, clients in
+        step (:func:`galera.in_step_commit_draws`): the losers of each round retry at once,
+        so their write sets cover the winner's seqno. Pipelined as every commit is; once per
+        cluster and set of writer sites."""
+        key = (frozenset(cluster.sites), cluster.arbitrator, frozenset(writers))
+        if key not in self._in_step:
+            members = {
+                s: len(w) for s, w in self._members(cluster.sites, cluster.arbitrator).items()
+            }
+            spec = galera.Cluster(members, segments=self.segments and len(members) > 1)
+            paths = galera.in_step_commit_draws(
+                spec,
+                writers,
+                self.pair_draws,
+                local_commit_ms=self.local_commit_ms,
+                relay_ms={s: self._relay_ms(s) for s in spec.sites},
+            )
+            self._in_step[key] = max(
+                (
+                    summarise(self._pipelined(paths[w], self._paths[(key[0], key[1], w)][1]))
+                    for w in writers
+                ),
+                key=lambda p: p["p50"],
+            )
+        return dict(self._in_step[key])
 
     def _async_links(self, groups: Sequence[tuple[str, ...]]) -> tuple[AsyncLink, ...]:
         """One asynchronous channel between every two clusters, over their nearest site pair;

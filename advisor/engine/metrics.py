@@ -170,6 +170,10 @@ class HotRowEval:
     spans_clusters: bool
     routed_rtt_ms: Mapping[str, float] = field(default_factory=dict)  # writer -> RTT to owner
     conflicts_per_s: float = 0.0
+    # Written at several sites of its cluster, each site on its own node (no one writer per
+    # cluster): the commit of writers in step (galera.in_step_commit_draws), at the writer
+    # site of the highest p50. None for one writer site.
+    in_step_commit_ms: Percentiles | None = None
 
     @property
     def write_ms_by_site(self) -> dict[str, float]:
@@ -188,6 +192,14 @@ class HotRowEval:
     def bound_p99_per_s(self) -> float:
         """Callaghan's bound at the p99 commit [updates/s]."""
         return float(galera.callaghan_bound_per_s(self.commit_ms["p99"]))
+
+    @property
+    def multi_writer_bound_p50_per_s(self) -> float | None:
+        """Callaghan's bound when every writer site writes the row on its own node [updates/s]:
+        one update per median commit of writers in step; None for one writer site."""
+        if self.in_step_commit_ms is None:
+            return None
+        return float(galera.callaghan_bound_per_s(self.in_step_commit_ms["p50"]))
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ __all__ = [
     "conflict_rate_per_s",
     "draw_pair",
     "hot_row_queue_ms",
+    "in_step_commit_draws",
     "size_uniforms",
     "uniforms",
 ]
@@ -413,3 +414,86 @@ def closed_loop(
 def async_lag_ms(rtt_ms: float, apply_ms: float = LOCAL_COMMIT_MS) -> float:
     """Asynchronous replication lag [ms]: half a round trip to ship, plus applying it."""
     return rtt_ms / 2.0 + apply_ms
+
+
+def in_step_commit_draws(
+    cluster: Cluster,
+    writers: Sequence[str],
+    pair_draws: PairDraws,
+    *,
+    local_commit_ms: float = LOCAL_COMMIT_MS,
+    relay_ms: Mapping[str, float] | None = None,
+) -> dict[str, FloatArray]:
+    """Commit latency draws [ms] at each of ``writers`` while a member at each other writer
+    site sends its own message in step with it: one row written at several sites.
+
+    EVS delivers a message safe once every member has reported an all-received-up-to seqno
+    (aru) that covers it, and a member reports its aru as soon as it changes: on its own
+    message, on the completing message it sends when it sees a higher seqno with nothing of
+    its own queued, or on an empty gap message (``handle_user``, ``complete_user`` and
+    ``send_user`` in gcomm/src/evs_proto.cpp). An idle member's completion leaves only when
+    the write set reaches it, so a lone writer waits the path ``w -> k -> j -> w`` (1.5 RTT
+    on equal links). A member whose client the row's last commit aborted retries at once:
+    its next write set takes the seqno the writer's own takes, covers it without a
+    completion round, and the writer waits about one round trip. The lab: a lone writer's
+    p50 of 31.6 ms at RTT 20 and 61.5 at RTT 40 fell to 22.0 and 42.3 with closed-loop
+    writers on the peers (benchmarks/calibration/lab-runs.yaml lone-writer-with-busy-peers).
+
+    Each member k's covering message leaves at 0 at another writer site, or, elsewhere,
+    when the first message that covers the seqno reaches it (the write set, or a writer
+    site's message); the wait is the longest of ``leave(k) + k -> j -> w`` and of the write
+    set's own path ``w -> j -> w``. A writer alone among ``writers`` gets the lone path.
+    """
+    sites = cluster.sites
+    n = len(sites)
+    counts = np.array([cluster.members[s] for s in sites])
+    lone = [w for w in writers if len(set(writers) & set(sites)) < 2]
+    result = commit_latency_draws(
+        cluster, lone, pair_draws, local_commit_ms=local_commit_ms, relay_ms=relay_ms
+    )
+    stepping = [w for w in writers if w not in result]
+    if not stepping:
+        return {w: result[w] for w in writers}
+    drawn = _Draws(cluster, pair_draws)
+    if relay_ms is None:
+        relay_ms = {s: float(np.median(drawn.small[i][i])) for i, s in enumerate(sites)}
+    relay = np.array([relay_ms[s] if cluster.segments else 0.0 for s in sites], dtype=np.float32)
+    half = drawn.halves(counts)
+    idx = np.arange(n)
+    writer_sites = [sites.index(w) for w in dict.fromkeys(writers) if w in sites]
+    for writer in stepping:
+        w = sites.index(writer)
+        peers = [p for p in writer_sites if p != w]
+        paths = _in_step_paths(drawn, half, w, peers, counts - (idx == w), relay)
+        result[writer] = paths + local_commit_ms
+    return {w: result[w] for w in writers}
+
+
+def _in_step_paths(
+    drawn: _Draws,
+    half: npt.NDArray[np.float32],
+    w: int,
+    peers: Sequence[int],
+    others: npt.NDArray[np.int_],
+    relay: npt.NDArray[np.float32],
+) -> FloatArray:
+    """Writer w's wait with the members at ``peers`` in step (:func:`in_step_commit_draws`),
+    block by block of draws."""
+    n, _, draws = half.shape
+    rest = np.arange(n) != w
+    out = np.empty(draws)
+    step = max(_BLOCK_VALUES // (n * n), 256)
+    for start in range(0, draws, step):
+        block = slice(start, start + step)
+        s_w, first, back = _legs(drawn.small[w], drawn.writeset[w], w, others, relay, block)
+        h = half[:, :, block]
+        inner = np.max(h + back[None, :, :], axis=1)
+        _own_row(h[w, rest], s_w, back, w, others, rest, inner[w])
+        # The first covering message to reach each member from a writer site (into its
+        # segment through the relay), and the members at writer sites, which send at once.
+        heard = np.min(h[peers] + relay[None, :, None], axis=0)
+        leave = np.minimum(first, heard)
+        leave[peers] = 0.0
+        leave[others <= 0] = -np.inf
+        out[block] = np.maximum((leave + inner).max(axis=0), (first + back).max(axis=0))
+    return out

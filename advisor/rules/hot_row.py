@@ -66,6 +66,8 @@ def hot_row_conflicts(ctx: Context, p: Params) -> Iterator[RuleHit]:
                     "required_per_s": row.row.updates_per_s,
                     "share": row.conflicts_per_s / row.row.updates_per_s,
                     "commit_p50_ms": row.commit_ms["p50"],
+                    "multi_writer_bound_per_s": row.multi_writer_bound_p50_per_s,
+                    "in_step_commit_p50_ms": (row.in_step_commit_ms or row.commit_ms)["p50"],
                 },
                 option.architecture,
             )
