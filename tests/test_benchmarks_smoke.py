@@ -203,6 +203,45 @@ def test_held_out_lab_runs_are_rebuilt_from_their_commands(tmp_path):
         cases.lab_run_rows(jittery)
 
 
+_HOT_ROW_RUNS = """
+cases:
+  - id: spread
+    role: held_out
+    commands: >-
+      ./experiment.py topo --rtt-ms 20; ./experiment.py hotrow --clients 4 --nodes n1,n2,n3
+    measured: [{commits_per_s: 40.0}, {commits_per_s: 42.0}]
+  - id: lone
+    role: held_out
+    commands: "./experiment.py topo --rtt-ms 20; ./experiment.py hotrow --clients 1 --nodes n1"
+    measured: [{commits_per_s: 31.0, commit_ms: {p50: 31.6}}]
+  - id: elsewhere
+    commands: "./experiment.py topo --rtt-ms 20; ./experiment.py hotrow --clients 1 --nodes n9"
+    measured: [{commits_per_s: 31.0}]
+"""
+
+
+def test_hot_row_lab_runs_are_rebuilt_against_the_rows_bound(tmp_path):
+    (tmp_path / "lab-runs.yaml").write_text(_HOT_ROW_RUNS)
+    spread, lone, _ = cases.calibration_cases(tmp_path)["lab-runs.yaml"]
+    assert cases.lab_run_setup(spread).writer_nodes == ("n1", "n2", "n3")
+    assert cases.unbuilt_lab_runs(tmp_path) == {
+        "elsewhere": "hotrow needs --nodes among n1, n2, n3"
+    }
+    rows = cases.lab_run_rows(spread)
+    label = "clients on n1, n2, n3: commits/s (the row's bound, writers in step)"
+    assert [r.quantity for r in rows] == [f"run 1: {label}", f"run 2: {label}"]
+    # Writers in step on three equal pairs at RTT 20: one round trip and the local work,
+    # about 1000 / 21 = 47.6/s; a lone writer waits 1.5 round trips: about 1000 / 31.
+    assert rows[0].predicted == pytest.approx(1000 / 21.0, rel=0.02)
+    lone_rows = cases.lab_run_rows(lone)
+    assert [r.quantity for r in lone_rows] == [
+        "clients on n1: commits/s (the row's bound)",
+        "commit p50",
+    ]
+    assert lone_rows[0].predicted == pytest.approx(1000 / 31.0, rel=0.02)
+    assert lone_rows[1].predicted == pytest.approx(31.0, rel=0.02)
+
+
 def test_figure_met_follows_the_direction_of_its_target():
     assert speed.Figure("k", "b", "m", 1.4, "x", 1.5).met is True
     assert speed.Figure("k", "b", "m", 1.6, "x", 1.5).met is False
