@@ -445,55 +445,62 @@ def in_step_commit_draws(
     set's own path ``w -> j -> w``. A writer alone among ``writers`` gets the lone path.
     """
     sites = cluster.sites
-    n = len(sites)
+    writer_sites = [sites.index(w) for w in dict.fromkeys(writers)]
+    if len(writer_sites) < 2:
+        return commit_latency_draws(
+            cluster, writers, pair_draws, local_commit_ms=local_commit_ms, relay_ms=relay_ms
+        )
     counts = np.array([cluster.members[s] for s in sites])
-    lone = [w for w in writers if len(set(writers) & set(sites)) < 2]
-    result = commit_latency_draws(
-        cluster, lone, pair_draws, local_commit_ms=local_commit_ms, relay_ms=relay_ms
-    )
-    stepping = [w for w in writers if w not in result]
-    if not stepping:
-        return {w: result[w] for w in writers}
     drawn = _Draws(cluster, pair_draws)
     if relay_ms is None:
         relay_ms = {s: float(np.median(drawn.small[i][i])) for i, s in enumerate(sites)}
     relay = np.array([relay_ms[s] if cluster.segments else 0.0 for s in sites], dtype=np.float32)
-    half = drawn.halves(counts)
-    idx = np.arange(n)
-    writer_sites = [sites.index(w) for w in dict.fromkeys(writers) if w in sites]
-    for writer in stepping:
-        w = sites.index(writer)
-        peers = [p for p in writer_sites if p != w]
-        paths = _in_step_paths(drawn, half, w, peers, counts - (idx == w), relay)
-        result[writer] = paths + local_commit_ms
+    paths = _in_step_paths(drawn, drawn.halves(counts), writer_sites, counts, relay)
+    result = {
+        sites[w]: draws + local_commit_ms for w, draws in zip(writer_sites, paths, strict=True)
+    }
     return {w: result[w] for w in writers}
 
 
 def _in_step_paths(
     drawn: _Draws,
     half: npt.NDArray[np.float32],
-    w: int,
-    peers: Sequence[int],
-    others: npt.NDArray[np.int_],
+    writers: Sequence[int],
+    counts: npt.NDArray[np.int_],
     relay: npt.NDArray[np.float32],
-) -> FloatArray:
-    """Writer w's wait with the members at ``peers`` in step (:func:`in_step_commit_draws`),
-    block by block of draws."""
+) -> list[FloatArray]:
+    """Each writer's wait with the members at the other ``writers`` in step
+    (:func:`in_step_commit_draws`), block by block of draws.
+
+    The path's middle ``k -> j -> w`` is the max-plus square shared by every writer (as in
+    :func:`_longest_paths_shared`, value for value); the first covering message to reach a
+    member from another writer site is the least over the writer sites before and after w
+    (prefix and suffix minima), so the work per writer is linear in the members.
+    """
     n, _, draws = half.shape
-    rest = np.arange(n) != w
-    out = np.empty(draws)
+    idx = np.arange(n)
+    out = [np.empty(draws) for _ in writers]
     step = max(_BLOCK_VALUES // (n * n), 256)
     for start in range(0, draws, step):
         block = slice(start, start + step)
-        s_w, first, back = _legs(drawn.small[w], drawn.writeset[w], w, others, relay, block)
         h = half[:, :, block]
-        inner = np.max(h + back[None, :, :], axis=1)
-        _own_row(h[w, rest], s_w, back, w, others, rest, inner[w])
-        # The first covering message to reach each member from a writer site (into its
-        # segment through the relay), and the members at writer sites, which send at once.
-        heard = np.min(h[peers] + relay[None, :, None], axis=0)
-        leave = np.minimum(first, heard)
-        leave[peers] = 0.0
-        leave[others <= 0] = -np.inf
-        out[block] = np.maximum((leave + inner).max(axis=0), (first + back).max(axis=0))
+        two = _max_plus_square(h)
+        # From each writer site into each member's segment (through its relay).
+        sent = h[list(writers)] + relay[None, :, None]
+        before = np.minimum.accumulate(sent, axis=0)
+        after = np.minimum.accumulate(sent[::-1], axis=0)[::-1]
+        for number, w in enumerate(writers):
+            others = counts - (idx == w)
+            s_w, first, back = _legs(drawn.small[w], drawn.writeset[w], w, others, relay, block)
+            inner = two[:, w].copy()
+            rest = idx != w
+            _own_row(h[w, rest], s_w, back, w, others, rest, inner[w])
+            ends = [before[number - 1]] if number else []
+            ends += [after[number + 1]] if number + 1 < len(writers) else []
+            heard = ends[0] if len(ends) == 1 else np.minimum(ends[0], ends[1])
+            leave = np.minimum(first, heard)
+            leave[[p for p in writers if p != w]] = 0.0  # the members in step send at once
+            leave[others <= 0] = -np.inf
+            waits = np.maximum((leave + inner).max(axis=0), (first + back).max(axis=0))
+            out[number][block] = waits
     return out
