@@ -203,6 +203,9 @@ def test_mariadb_async_links_gtid_domains_and_channels() -> None:
     assert all(s["log_slave_updates"] == "ON" for s in server)
     # Each cluster receives two channels (full mesh, both ways): duplicates are skipped.
     assert all(s["gtid_ignore_duplicates"] == "ON" for s in server)
+    # A channel's replica, stopped while its node is out of the primary component, restarts
+    # when the node rejoins (MariaDB's default leaves it stopped with no error shown).
+    assert all(s["wsrep_restart_slave"] == "ON" for s in server)
     node_ids = [
         settings(v)["gtid_domain_id"]
         for c in plan.clusters
@@ -241,6 +244,7 @@ def test_mysql_variant_for_pxc_with_failover_sources() -> None:
         server["enforce_gtid_consistency"],
         server["log_replica_updates"],
     ) == ("ON", "ON", "ON")
+    assert server["wsrep_restart_replica"] == "ON"  # PXC's name since 8.0.26
     link = plan.async_links[0]
     assert link.variant == "mysql"
     channel = link.channels[0]
@@ -262,6 +266,9 @@ def test_one_direction_when_only_one_cluster_writes() -> None:
         ("a", "b")
     ]
     assert "gtid_ignore_duplicates" not in settings(plan.clusters[1].server)
+    # Only the cluster that receives the channel runs a replica to restart.
+    assert settings(plan.clusters[1].server)["wsrep_restart_slave"] == "ON"
+    assert "wsrep_restart_slave" not in settings(plan.clusters[0].server)
 
 
 def test_proxysql_one_writer_per_cluster_and_owner_routing() -> None:

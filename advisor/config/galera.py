@@ -571,8 +571,10 @@ def site_server_settings(ctx: PlanContext, site: str, spans: bool) -> list[Setti
 
 
 def async_server_settings(ctx: PlanContext, index: int, incoming: int) -> list[Setting]:
-    """Binary log and GTID settings of a cluster linked asynchronously (sources: module doc)."""
+    """Binary log and GTID settings of a cluster linked asynchronously (sources: module doc),
+    and, where channels arrive, the restart of a channel when its node rejoins the cluster."""
     cluster_id = index + 1
+    restart = _channel_restart(ctx.flavor) if incoming else []
     events = Setting(
         name="event_scheduler",
         value="ON",
@@ -623,7 +625,7 @@ def async_server_settings(ctx: PlanContext, index: int, incoming: int) -> list[S
                     "arrive by two paths; apply it once (MariaDB multi-source replication)",
                 )
             )
-        return settings
+        return settings + restart
     return [
         server_id,
         events,
@@ -650,6 +652,30 @@ def async_server_settings(ctx: PlanContext, index: int, incoming: int) -> list[S
             reason="a restarted node does not start a channel by itself: one node per "
             "cluster replicates each channel (Percona replication manager docs)",
         ),
+        *restart,
+    ]
+
+
+def _channel_restart(flavor: str) -> list[Setting]:
+    """A channel's replica stops when its node leaves the primary component (it cannot apply
+    an event there) and, by default, stays stopped after the node rejoins: with no error
+    shown, so a short partition would end the channel silently. ON restarts it on rejoin
+    (MariaDB docs: wsrep_restart_slave; PXC docs: wsrep_restart_replica, the name since
+    8.0.26)."""
+    name, docs = (
+        ("wsrep_restart_slave", "MariaDB")
+        if flavor == "mariadb"
+        else ("wsrep_restart_replica", "PXC")
+    )
+    return [
+        Setting(
+            name=name,
+            value="ON",
+            reason="a channel's replica stops while this node is out of the primary component "
+            "and, by default (OFF), stays stopped once the node is back: a short partition "
+            "would end the channel with no error shown; ON restarts it when the node rejoins "
+            f"({docs} docs: {name})",
+        )
     ]
 
 
