@@ -657,11 +657,11 @@ def async_server_settings(ctx: PlanContext, index: int, incoming: int) -> list[S
 
 
 def _channel_restart(flavor: str) -> list[Setting]:
-    """A channel's replica stops when its node leaves the primary component (it cannot apply
-    an event there) and, by default, stays stopped after the node rejoins: with no error
-    shown, so a short partition would end the channel silently. ON restarts it on rejoin
-    (MariaDB docs: wsrep_restart_slave; PXC docs: wsrep_restart_replica, the name since
-    8.0.26)."""
+    """A channel's replica stops when its node, out of the primary component, is given an
+    event to apply, and by default stays stopped after the node rejoins; ON restarts it on
+    rejoin (MariaDB docs: wsrep_restart_slave; PXC docs: wsrep_restart_replica, the name since
+    8.0.26; this project's lab: benchmarks/calibration/lab-runs.yaml
+    channel-through-a-partition)."""
     name, docs = (
         ("wsrep_restart_slave", "MariaDB")
         if flavor == "mariadb"
@@ -671,10 +671,10 @@ def _channel_restart(flavor: str) -> list[Setting]:
         Setting(
             name=name,
             value="ON",
-            reason="a channel's replica stops while this node is out of the primary component "
-            "and, by default (OFF), stays stopped once the node is back: a short partition "
-            "would end the channel with no error shown; ON restarts it when the node rejoins "
-            f"({docs} docs: {name})",
+            reason="a channel's replica stops when an event reaches this node while it is out "
+            "of the primary component (error 1047, node has dropped from cluster) and, by "
+            "default (OFF), stays stopped once the node is back: a short partition would end "
+            f"the channel; ON restarts it when the node rejoins ({docs} docs: {name})",
         )
     ]
 

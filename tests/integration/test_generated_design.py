@@ -934,12 +934,12 @@ def _marker_reaches(replica: Server) -> None:
     """Wait for the lost cluster's marker on the taker's replica.
 
     A channel whose SQL thread had stopped with no error (Slave_SQL_Running=No, both
-    Last_*_Error empty) was seen twice in about ten runs on a loaded machine. The likely
-    cause: a Galera node stops its channel's replica while it is out of the primary component
-    and, with wsrep_restart_slave=OFF (the default until the generated configuration set it
-    ON), leaves it stopped after rejoining. It is restarted once, loudly (the output shows the
-    state and the replica's error log), and the marker must then arrive. A second stop, or an
-    error, fails the test.
+    Last_*_Error empty) was seen twice in about ten runs on a loaded machine, cause unknown:
+    not a partition of the replica's node, whose stop shows error 1047 and which
+    wsrep_restart_slave=ON (now in the generated configuration) undoes on rejoin
+    (lab-runs.yaml channel-through-a-partition). It is restarted once, loudly (the output
+    shows the state and the replica's error log), and the marker must then arrive. A second
+    stop, or an error, fails the test.
     """
 
     def arrived() -> bool:
