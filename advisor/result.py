@@ -4,9 +4,10 @@ Rendering (JSON, terminal, documents) depends only on these models, never on the
 Field names are stable: extend, never rename. Every number carries its unit in its name and
 every figure says where it came from (``measured``, ``modelled`` from a measurement, or
 ``estimated`` from physics).
-"""
 
-from __future__ import annotations
+As in :mod:`advisor.inputs.topology`, for start-up: annotations are real objects (pydantic
+evaluates no strings) and a model's validator and serializer are built on first use.
+"""
 
 __all__ = [
     "FORMAT_VERSION",
@@ -31,7 +32,7 @@ Source = Literal["measured", "modelled", "estimated"]
 
 
 class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Finding(_Out):
