@@ -5,8 +5,8 @@ Field names are stable: extend, never rename. Every number carries its unit in i
 every figure says where it came from (``measured``, ``modelled`` from a measurement, or
 ``estimated`` from physics).
 
-As in :mod:`advisor.inputs.topology`, for start-up: annotations are real objects (pydantic
-evaluates no strings) and a model's validator and serializer are built on first use.
+As in :mod:`advisor.inputs.topology`, annotations are real objects: pydantic evaluates no
+strings when it builds the models, at every start-up.
 """
 
 __all__ = [
@@ -32,7 +32,7 @@ Source = Literal["measured", "modelled", "estimated"]
 
 
 class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Finding(_Out):
