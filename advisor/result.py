@@ -4,9 +4,10 @@ Rendering (JSON, terminal, documents) depends only on these models, never on the
 Field names are stable: extend, never rename. Every number carries its unit in its name and
 every figure says where it came from (``measured``, ``modelled`` from a measurement, or
 ``estimated`` from physics).
-"""
 
-from __future__ import annotations
+As in :mod:`advisor.inputs.topology`, annotations are real objects: pydantic evaluates no
+strings when it builds the models, at every start-up.
+"""
 
 __all__ = [
     "FORMAT_VERSION",

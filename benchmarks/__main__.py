@@ -29,16 +29,17 @@ CALIBRATION = REPO / "benchmarks" / "calibration"  # a copy of ../shared/calibra
 # a missed target, under the profile of that run, which is the current word on where time goes.
 NEXT = {
     "cli": (
-        "beyond the bare three imports, the process pays for pydantic's model building "
-        "(pydantic.fields and .types, annotated_types, the schema generator, and "
-        "importlib.metadata with email, which pydantic's plugin loader imports even though "
-        "the command turns plugin discovery off), the topology and result models, advisor's "
-        "engine modules (about 70 ms of imports) and the library call (about 90 ms on "
-        "paris-frankfurt). Gone from recommend: typer, networkx, the pure-Python YAML loader, "
-        "numpy.ma, the collector over the start-up's objects and pydantic's scan of every "
-        "installed distribution for plugins. Next: fewer pydantic models and dataclasses "
-        "built at import (result models built on first use), and the engine's call on small "
-        "topologies (its draws and rules)"
+        "beyond the bare three imports, the process pays for pydantic's model machinery "
+        "(pydantic.main, .fields and .types, annotated_types, the schema generator: about a "
+        "quarter of the bare imports before a single advisor model), the topology and result "
+        "models (about 10 % more), advisor's engine modules (mostly their dataclasses) and "
+        "the library call on paris-frankfurt. Gone from recommend: typer, networkx, the "
+        "pure-Python YAML loader, numpy.ma, the collector over the start-up's objects, "
+        "pydantic's plugin scan and importlib.metadata with email, string annotations in "
+        "the models. Deferring the models' builds was measured slower (a model a run also "
+        "uses alone is built twice). Next: the engine's call on small topologies (its draws "
+        "and rules) and its modules' dataclasses; below 1.5x of the bare imports needs the "
+        "command's input and output checked without building pydantic models at start-up"
     ),
     "startup": "the detail lists what recommend imports beyond the bare three; see `cli`",
     "many_sites_time": (

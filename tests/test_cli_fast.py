@@ -7,6 +7,7 @@ import gc
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES, REPO
@@ -180,8 +181,11 @@ def test_a_collector_the_caller_stopped_stays_stopped(monkeypatch, capsys, colle
 
 
 def test_startup_turns_off_pydantic_plugin_discovery_unless_the_user_chose(monkeypatch):
+    import pydantic.plugin._loader as loader
+
     from advisor.cli import startup
 
+    monkeypatch.setitem(sys.modules, "pydantic.plugin._loader", loader)  # no stand-in here
     monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
     startup.pause()
     startup.resume()
@@ -190,3 +194,49 @@ def test_startup_turns_off_pydantic_plugin_discovery_unless_the_user_chose(monke
     startup.pause()
     startup.resume()
     assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == "logfire"
+
+
+def test_pydantics_plugin_loader_answers_as_its_stand_in(monkeypatch):
+    """advisor.cli.startup puts a loader that finds no plugins in place of pydantic's when
+    plugins are disabled: pydantic's own answers the same under those settings, and
+    ``get_plugins`` is all pydantic takes from it (an upgrade that changes either fails)."""
+    import pydantic
+    import pydantic.plugin._loader as loader
+
+    from advisor.cli import startup
+
+    for setting in startup._NO_PLUGINS:
+        monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", setting)
+        assert tuple(loader.get_plugins()) == ()
+    assert tuple(startup._no_plugins_loader().get_plugins()) == ()
+    uses = {
+        str(path.relative_to(Path(pydantic.__file__).parent)): line.strip()
+        for path in Path(pydantic.__file__).parent.rglob("*.py")
+        if path.name != "_loader.py"
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if "_loader" in line
+    }
+    assert uses == {"plugin/_schema_validator.py": "from ._loader import get_plugins"}
+
+
+@pytest.mark.parametrize(
+    ("setting", "discovered"), [(None, False), ("true", False), ("logfire", True)]
+)
+def test_plugin_discovery_is_imported_only_when_plugins_may_load(setting, discovered):
+    """With plugins off, the command imports no importlib.metadata (pydantic's loader would);
+    a user's own setting that lets some plugins load keeps pydantic's loader."""
+    code = (
+        "import sys\n"
+        "from advisor.cli import startup\n"
+        "startup.pause()\n"
+        "from advisor.inputs.loading import load_topology\n"
+        f"load_topology({PARIS!r})\n"
+        "print('importlib.metadata' in sys.modules)\n"
+    )
+    env = {"PATH": "/usr/bin:/bin"}
+    if setting is not None:
+        env["PYDANTIC_DISABLE_PLUGINS"] = setting
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"{discovered}\n", "")

@@ -99,7 +99,9 @@ def recommend(args: RecommendArgs, echo: Echo) -> None:
             echo(render_recommendations([item.recommendation], "jsonl"))
     _end_progress(final=True)
     if output_format != "jsonl":
-        echo(render_recommendations([r for _, r in results], output_format, width=width()))
+        # Only a text report wraps its lines: JSON and Markdown ask no terminal (nor shutil).
+        wrap = {"width": width()} if output_format == "text" else {}
+        echo(render_recommendations([r for _, r in results], output_format, **wrap))
     problems = [p for path, r in results for p in _checks(path, r, args.require, args.fail_on)]
     for problem in problems:
         warn(echo, problem)

@@ -13,6 +13,12 @@ start-up's few unreachable objects stay in memory (a few hundred KB at most).
 ``PYDANTIC_DISABLE_PLUGINS`` (pydantic's documented switch, docs.pydantic.dev "Plugins"): the
 first model build would scan every installed distribution's entry points for plugins the
 command has no use for, about 16 ms of ``advisor recommend`` (paired runs, 2026-11-22).
+With discovery off, pydantic's plugin loader (``pydantic.plugin._loader``) answers "no
+plugins" without looking, yet importing it still imports :mod:`importlib.metadata` (and with
+it email, zipfile, csv, socket...): about 8 ms more on a quiet machine, 4 % of the bare
+imports (``python -X importtime``, 2026-11-22). :func:`pause` puts in its place a module whose
+``get_plugins`` gives that same answer; tests/test_cli_fast.py checks that pydantic's own
+loader answers alike and is the only name pydantic takes from it.
 """
 
 from __future__ import annotations
@@ -21,13 +27,21 @@ __all__ = ["pause", "resume"]
 
 import gc
 import os
+import sys
+import types
+from collections.abc import Iterable
 
 _paused = [False]  # whether pause() stopped the collector (one a user stopped stays stopped)
+
+_PLUGIN_LOADER = "pydantic.plugin._loader"
+_NO_PLUGINS = ("__all__", "1", "true")  # the values that make pydantic load no plugin at all
 
 
 def pause() -> None:
     """Stop the collector until :func:`resume`, if it runs; no pydantic plugin discovery."""
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    if os.environ["PYDANTIC_DISABLE_PLUGINS"] in _NO_PLUGINS and _PLUGIN_LOADER not in sys.modules:
+        sys.modules[_PLUGIN_LOADER] = _no_plugins_loader()
     if gc.isenabled():
         gc.disable()
         _paused[0] = True
@@ -43,3 +57,14 @@ def resume() -> None:
         gc.freeze()
         gc.enable()
         _paused[0] = False
+
+
+def _no_plugins_loader() -> types.ModuleType:
+    """A stand-in for pydantic's plugin loader when plugins are disabled: no plugins."""
+
+    def get_plugins() -> Iterable[object]:
+        return ()
+
+    module = types.ModuleType(_PLUGIN_LOADER, "advisor.cli.startup: plugins are disabled")
+    module.get_plugins = get_plugins  # type: ignore[attr-defined]
+    return module

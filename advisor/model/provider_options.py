@@ -19,7 +19,6 @@ __all__ = [
     "parse_duration_s",
 ]
 
-import difflib
 import re
 from collections.abc import Callable, Mapping
 from typing import Literal
@@ -269,6 +268,8 @@ def check_option(key: str, value: OptionValue) -> OptionValue:
     parser = _PARSERS.get(key)
     parsed = value if parser is None else parser(value)  # a bad value's own message first
     if parser is None and key not in KNOWN_OPTIONS:
+        import difflib  # only for a misspelt option: not on every run's start-up
+
         close = difflib.get_close_matches(key, sorted(KNOWN_OPTIONS), n=1, cutoff=0.85)
         if close:
             raise ValueError(f"unknown provider option {key!r}; did you mean {close[0]!r}?")
