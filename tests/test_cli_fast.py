@@ -219,6 +219,19 @@ def test_pydantics_plugin_loader_answers_as_its_stand_in(monkeypatch):
     assert uses == {"plugin/_schema_validator.py": "from ._loader import get_plugins"}
 
 
+def test_a_name_the_stand_in_lacks_comes_from_pydantics_own_loader(monkeypatch):
+    """A pydantic release that asks the loader for more than get_plugins gets the real
+    loader's names (imported in the stand-in's place), not an AttributeError."""
+    from advisor.cli import startup
+
+    monkeypatch.delitem(sys.modules, startup._PLUGIN_LOADER, raising=False)
+    stand_in = startup._no_plugins_loader()
+    monkeypatch.setitem(sys.modules, startup._PLUGIN_LOADER, stand_in)
+    group = stand_in.PYDANTIC_ENTRY_POINT_GROUP
+    assert group == "pydantic"
+    assert sys.modules[startup._PLUGIN_LOADER] is not stand_in  # the real one, now
+
+
 @pytest.mark.parametrize(
     ("setting", "discovered"), [(None, False), ("true", False), ("logfire", True)]
 )

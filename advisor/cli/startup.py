@@ -60,11 +60,24 @@ def resume() -> None:
 
 
 def _no_plugins_loader() -> types.ModuleType:
-    """A stand-in for pydantic's plugin loader when plugins are disabled: no plugins."""
+    """A stand-in for pydantic's plugin loader when plugins are disabled: no plugins.
+
+    Any other name a pydantic release may ask of it comes from the real loader, imported
+    then in the stand-in's place: a newer pydantic costs the 8 ms again, never a failure.
+    """
 
     def get_plugins() -> Iterable[object]:
         return ()
 
+    def real(name: str) -> object:
+        if name.startswith("__"):  # the import system's questions (__path__...): a module's
+            raise AttributeError(name)
+        del sys.modules[_PLUGIN_LOADER]
+        import importlib
+
+        return getattr(importlib.import_module(_PLUGIN_LOADER), name)
+
     module = types.ModuleType(_PLUGIN_LOADER, "advisor.cli.startup: plugins are disabled")
     module.get_plugins = get_plugins  # type: ignore[attr-defined]
+    module.__getattr__ = real  # type: ignore[method-assign]  # PEP 562: names it lacks
     return module
