@@ -70,7 +70,7 @@ def _no_plugins_loader() -> types.ModuleType:
         return ()
 
     def real(name: str) -> object:
-        if name.startswith("__"):  # the import system's questions (__path__...): a module's
+        if name.startswith("__"):  # the import system asks for __path__: a plain module
             raise AttributeError(name)
         del sys.modules[_PLUGIN_LOADER]
         import importlib
