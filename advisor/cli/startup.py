@@ -73,9 +73,9 @@ def _no_plugins_loader() -> types.ModuleType:
         if name.startswith("__"):  # the import system asks for __path__: a plain module
             raise AttributeError(name)
         del sys.modules[_PLUGIN_LOADER]
-        import importlib
+        import pydantic.plugin._loader as loader  # the real one, in the stand-in's place
 
-        return getattr(importlib.import_module(_PLUGIN_LOADER), name)
+        return getattr(loader, name)
 
     module = types.ModuleType(_PLUGIN_LOADER, "advisor.cli.startup: plugins are disabled")
     module.get_plugins = get_plugins  # type: ignore[attr-defined]
