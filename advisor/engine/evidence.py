@@ -401,6 +401,7 @@ def _try_read(
             path,
             spec.file_format,
             max_bytes=loaded.limits.measurement_bytes,
+            ascending=True,
             **_parser_options(spec),
         )
         return parsed, _checked_distribution(parsed, spec, path)
@@ -558,7 +559,11 @@ def _read(
     parsed, distribution = files.get(cache_key, (None, None))
     if parsed is None:
         parsed = parse_file(
-            path, spec.file_format, max_bytes=loaded.limits.measurement_bytes, **options
+            path,
+            spec.file_format,
+            max_bytes=loaded.limits.measurement_bytes,
+            ascending=True,  # a distribution's order: sorted in the parse, not after it
+            **options,
         )
     request = spec.request_bytes or (parsed.request_bytes if spec.method == "tcp_rr" else None)
     response = spec.response_bytes or (parsed.response_bytes if spec.method == "tcp_rr" else None)

@@ -115,6 +115,16 @@ def _even_probs(n: int) -> FloatArray:
     return _read_only(np.linspace(0.0, 1.0, n))
 
 
+def _sorted(values: FloatArray) -> FloatArray:
+    """``np.sort(values)``, without the sort where they are sorted already (a parser read
+    them ascending): an array that owns its memory and is read-only is kept, not copied."""
+    if not bool((values[1:] >= values[:-1]).all()):
+        return np.sort(values)
+    if values.base is None and not values.flags.writeable:
+        return values
+    return values.copy()
+
+
 def _levels(q: npt.ArrayLike) -> FloatArray:
     if isinstance(q, float):  # one level (most calls): checked without numpy's reductions
         if not 0.0 <= q <= 1.0:  # NaN fails both
@@ -260,7 +270,7 @@ class RttDistribution:
             raise ValueError(
                 f"RTT samples must be finite and >= 0 ms, found {float(raw[i])!r} at index {i}"
             )
-        values = np.sort(raw)
+        values = _sorted(raw)
         if values.size == 1:
             probs, knots = np.array([0.0, 1.0]), np.repeat(values, 2)
         else:
