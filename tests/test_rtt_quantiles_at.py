@@ -26,3 +26,15 @@ def test_quantiles_at_equals_each_quantile_bit_for_bit() -> None:
 def test_quantiles_at_refuses_levels_outside_zero_one() -> None:
     with pytest.raises(ValueError, match="within \\[0, 1\\]"):
         quantiles_at([RttDistribution.point(1.0)], [0.5, 1.5])
+
+
+def test_one_level_reads_as_numpy_quantile_and_as_the_array_path() -> None:
+    # the scalar path (Python floats) and the array path (numpy) are the same arithmetic
+    rng = np.random.default_rng(8)
+    samples = rng.gamma(2.0, 1.5, 4_001) + 10.0
+    dist = RttDistribution.from_samples(samples)
+    levels = np.r_[rng.random(500), 0.0, 1.0, 0.5, 0.999, 1e-12, 1.0 - 1e-12]
+    one_by_one = np.array([dist.quantile(float(q)) for q in levels])
+    assert all(isinstance(dist.quantile(float(q)), float) for q in levels[:3])
+    assert one_by_one.tobytes() == np.asarray(dist.quantile(levels)).tobytes()
+    assert one_by_one.tobytes() == np.quantile(samples, levels).tobytes()

@@ -205,7 +205,17 @@ class RttDistribution:
     constructor is internal. See the module docstring for what each ``basis`` means.
     """
 
-    __slots__ = ("_basis", "_knot_probs", "_knot_values", "_loss", "_n_samples", "_values")
+    # __weakref__: figures derived from a distribution may be kept beside it for as long as it
+    # lives (membership.tail_risk), as it never changes.
+    __slots__ = (
+        "__weakref__",
+        "_basis",
+        "_knot_probs",
+        "_knot_values",
+        "_loss",
+        "_n_samples",
+        "_values",
+    )
 
     _basis: Basis
     _knot_probs: FloatArray
@@ -398,15 +408,19 @@ class RttDistribution:
         [1.0, 2.5, 4.0]
         """
         levels = _levels(q)
-        if self._basis == "samples" and self._knot_values.size > 1:
+        knots = self._knot_values
+        if self._basis == "samples" and knots.size > 1:
             # Knots at probabilities linspace(0, 1, n): numpy's "linear" quantile, by index
             # arithmetic (no partition, no search: many levels at once stay cheap).
-            position = levels * (self._knot_values.size - 1)
-            low = np.minimum(position.astype(np.intp), self._knot_values.size - 2)
-            frac = position - low
-            below, above = self._knot_values[low], self._knot_values[low + 1]
-            return _out(below + frac * (above - below))
-        return _out(np.interp(levels, self._knot_probs, self._knot_values))
+            if levels.ndim == 0:  # one level (most calls): the same arithmetic on floats
+                at = float(levels) * (knots.size - 1)
+                index = min(int(at), knots.size - 2)
+                below, above = float(knots[index]), float(knots[index + 1])
+                return below + (at - index) * (above - below)
+            position = levels * (knots.size - 1)
+            low = np.minimum(position.astype(np.intp), knots.size - 2)
+            return _between(knots, low, low + 1, position - low)
+        return _out(np.interp(levels, self._knot_probs, knots))
 
     def percentiles_ms(
         self, keys: Iterable[str] = ("p50", "p95", "p99", "p999", "max")
@@ -519,7 +533,7 @@ def quantiles_at(dists: Sequence[RttDistribution], q: npt.ArrayLike) -> list[Flo
     levels = np.atleast_1d(_levels(q))
     if levels.ndim != 1:
         raise ValueError(f"quantiles_at takes one-dimensional levels, got shape {levels.shape}")
-    positions: dict[int, tuple[npt.NDArray[np.intp], FloatArray]] = {}
+    positions: dict[int, tuple[npt.NDArray[np.intp], npt.NDArray[np.intp], FloatArray]] = {}
     ordered: list[tuple[npt.NDArray[np.intp], FloatArray]] = []
     out = []
     for dist in dists:
@@ -528,10 +542,8 @@ def quantiles_at(dists: Sequence[RttDistribution], q: npt.ArrayLike) -> list[Flo
             if knots.size not in positions:
                 position = levels * (knots.size - 1)
                 low = np.minimum(position.astype(np.intp), knots.size - 2)
-                positions[knots.size] = (low, position - low)
-            low, frac = positions[knots.size]
-            below, above = knots[low], knots[low + 1]
-            out.append(below + frac * (above - below))
+                positions[knots.size] = (low, low + 1, position - low)
+            out.append(_between(knots, *positions[knots.size]))
             continue
         if not ordered:
             order = np.argsort(levels)  # equal levels have equal quantiles: any order will do
@@ -541,6 +553,19 @@ def quantiles_at(dists: Sequence[RttDistribution], q: npt.ArrayLike) -> list[Flo
         values[order] = np.interp(sorted_levels, dist._knot_probs, knots)
         out.append(values)
     return out
+
+
+def _between(
+    knots: FloatArray, low: npt.NDArray[np.intp], high: npt.NDArray[np.intp], frac: FloatArray
+) -> FloatArray:
+    """``below + frac * (above - below)`` between the knots at ``low`` and ``high`` (= low + 1),
+    in place on the gathered values (``take``: a third faster than indexing)."""
+    below = knots.take(low)
+    step = knots.take(high)
+    step -= below
+    step *= frac
+    below += step
+    return below
 
 
 def _apply(fn: Callable[[FloatArray], npt.ArrayLike], values: FloatArray) -> FloatArray:
