@@ -576,9 +576,15 @@ def _apply(fn: Callable[[FloatArray], npt.ArrayLike], values: FloatArray) -> Flo
             f"the transform must return one value per input, got shape {result.shape} "
             f"for {values.shape}"
         )
-    if not np.all(np.isfinite(result) & (result >= 0.0)):
+    if not _finite_non_negative(result):
         raise ValueError("the transform must return finite values >= 0 ms")
     return result
+
+
+def _finite_non_negative(values: FloatArray) -> bool:
+    """Whether every value is finite and >= 0: two reductions, no temporaries (a NaN makes
+    the minimum NaN, which fails the test)."""
+    return values.size == 0 or bool(values.min() >= 0.0 and values.max() < np.inf)
 
 
 def max_of(dists: Sequence[RttDistribution], *, resolution: int = 2001) -> RttDistribution:
