@@ -460,15 +460,18 @@ def child_many_sites(path: str) -> None:
     keep_freed_memory()
     before_mb = _peak_rss_mb()
     start = time.perf_counter()
+    start_cpu = time.process_time()  # every thread's CPU: steadier than wall on a shared host
     loaded = load_topology(path)
     loaded_s = time.perf_counter() - start
     result = recommend(loaded)
     total_s = time.perf_counter() - start
+    cpu_s = time.process_time() - start_cpu
     print(
         json.dumps(
             {
                 "load_s": loaded_s,
                 "total_s": total_s,
+                "cpu_s": cpu_s,
                 "rss_before_mb": before_mb,
                 "peak_rss_mb": _peak_rss_mb(),
                 "architecture": result.architecture,
@@ -539,6 +542,7 @@ def many_sites(sizes: Sizes = FULL, *, profile: bool = True) -> list[Figure]:
         detail = (
             f"`load_topology` {statistics.median(r['load_s'] for r in runs):.2f} s (the "
             "sample files are read inside `recommend()`); "
+            f"CPU {statistics.median(r['cpu_s'] for r in runs):.2f} s (all threads); "
             f"verdict {runs[0]['architecture']} with {runs[0]['groups']} group(s); "
             f"{len(runs)} run(s)"
             + (
