@@ -395,22 +395,23 @@ def _ascending(words: U64Array, ends: IntArray, lengths: IntArray) -> FloatArray
     32-bit integers, then divided. Each quotient is the correctly rounded value of the same
     real number as :func:`_decode_one_word`'s, so the values are those of a sort of its floats,
     bit for bit; numbers whose integers do not fit 32 bits sort as floats."""
-    digits = np.empty(lengths.size, dtype=np.uint64)
-    places = np.empty(lengths.size, dtype=np.int64)
+    digits = np.empty(lengths.size, dtype=np.uint32)  # 8 digits at most: below 2**32
+    places = np.empty(lengths.size, dtype=np.uint8)
     for first in range(0, lengths.size, _ROWS_PER_BLOCK):
         block = slice(first, first + _ROWS_PER_BLOCK)
         found = _one_word_digits(words[ends[block] + _WORD], lengths[block])
         if found is None:
             return None
         digits[block], places[block] = found
-    most = int(places.max())
-    spread = most - int(places.min())
-    if int(digits.max()) * 10**spread >= 2**32:
+    most, fewest = int(places.max()), int(places.min())
+    if most == fewest:  # the usual file: every number with as many places
+        integers = digits
+    elif int(digits.max()) * 10 ** (most - fewest) < 2**32:
+        integers = (digits * _INT_POWERS_OF_TEN[most - places]).astype(np.uint32)
+    else:
         values: FloatArray = digits / _POWERS_OF_TEN[places]
         values.sort()
         return values
-    scaled = digits if spread == 0 else digits * _INT_POWERS_OF_TEN[most - places]
-    integers = scaled.astype(np.uint32)
     integers.sort()
     ascending: FloatArray = integers / _POWERS_OF_TEN[most]
     return ascending
@@ -448,7 +449,9 @@ def _decode_one_word(word: U64Array, lengths: IntArray) -> FloatArray | None:
     return value
 
 
-def _one_word_digits(word: U64Array, lengths: IntArray) -> tuple[U64Array, IntArray] | None:
+def _one_word_digits(
+    word: U64Array, lengths: IntArray
+) -> tuple[U64Array, npt.NDArray[np.uint8]] | None:
     """The integer of each line's digits and the number of them after its dot (lines of at
     most 8 bytes, each the top bytes of ``word``), or None for a malformed line: the dot is
     taken out by moving the digits before it up one byte, so the digits read as one integer."""
@@ -463,7 +466,7 @@ def _one_word_digits(word: U64Array, lengths: IntArray) -> tuple[U64Array, IntAr
     after: U64Array = ~((unit << _U64(8)) - _U64(1))  # bytes past the dot (none without one)
     dotless = (word & after) | ((word & before) << _U64(8)) | _U64(0x30)
     digits = _eight_digits(np.where(unit != 0, dotless, word))
-    return digits, np.bitwise_count(after).astype(np.int64) // 8
+    return digits, np.bitwise_count(after) // 8
 
 
 def _line_word(word: U64Array, keep: IntArray) -> tuple[U64Array, U64Array]:
