@@ -106,3 +106,16 @@ def test_ascending_samples_from_either_path() -> None:
     commented = parse_samples_bytes(b"8.3\n# warm\n8.1\n9.9\n", ascending=True)
     assert plain.samples_ms is not None and commented.samples_ms is not None
     assert plain.samples_ms.tolist() == commented.samples_ms.tolist() == [8.1, 8.3, 9.9]
+
+
+@pytest.mark.parametrize("span", [0, 1, 2**16 - 1, 2**16, 2**32 - 1])
+def test_radix_sort_of_the_digits_equals_numpy_sort(span: int) -> None:
+    from advisor.measurements.scan import _radix_sorted
+
+    rng = np.random.default_rng(span)
+    integers = rng.integers(0, span + 1, 5_000, dtype=np.uint64) + (2**32 - 1 - span) // 2
+    integers = integers.astype(np.uint32)
+    integers[:2] = [integers.min(), integers.max()]  # repeated values too
+    assert np.array_equal(_radix_sorted(integers), np.sort(integers))
+    assert _radix_sorted(integers).dtype == np.uint32
+    assert _radix_sorted(np.array([7], dtype=np.uint32)).tolist() == [7]

@@ -412,9 +412,24 @@ def _ascending(words: U64Array, ends: IntArray, lengths: IntArray) -> FloatArray
         values: FloatArray = digits / _POWERS_OF_TEN[places]
         values.sort()
         return values
-    integers.sort()
-    ascending: FloatArray = integers / _POWERS_OF_TEN[most]
+    ascending: FloatArray = _radix_sorted(integers) / _POWERS_OF_TEN[most]
     return ascending
+
+
+def _radix_sorted(integers: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
+    """``np.sort(integers)`` by their 16-bit halves: numpy sorts 16-bit keys stably by radix
+    (20,000 in 50 us, a 32-bit sort 330 us), so the low halves' stable order, then the high
+    halves', is the sort (least significant digit first). Taken from the smallest, integers
+    spanning less than 2**16 (RTTs within 65 ms at three places) need the one pass."""
+    smallest = integers.min()
+    above = integers - smallest
+    if int(above.max()) < 2**16:
+        by_both = np.sort(above.astype(np.uint16), kind="stable").astype(np.uint32)
+    else:
+        by_low = above[np.argsort(above.astype(np.uint16), kind="stable")]  # the low 16 bits
+        by_both = by_low[np.argsort((by_low >> np.uint32(16)).astype(np.uint16), kind="stable")]
+    by_both += smallest
+    return by_both
 
 
 def _decode_block(words: U64Array, ends: IntArray, lengths: IntArray) -> FloatArray | None:
