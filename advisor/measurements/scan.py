@@ -333,6 +333,8 @@ _DIGIT_BIT = _U64(0x1010101010101010)  # set in every byte "0" to "9", clear in 
 _KEEP = np.array(
     [0] + [(2**64 - 1) ^ (2 ** (8 * (8 - n)) - 1) for n in range(1, _WORD + 1)], dtype=np.uint64
 )
+# _ZEROS_BEFORE[n]: "0" in the bytes of a word before its last n bytes (its text's end).
+_ZEROS_BEFORE = _ASCII_ZEROS & ~_KEEP
 # _KEEP_LOW[n]: the low n bytes of a word, i.e. the first n bytes of its text.
 _KEEP_LOW = np.array([2 ** (8 * n) - 1 for n in range(_WORD + 1)], dtype=np.uint64)
 _HIGH_BITS = _U64(0x8080808080808080)  # the high bit of every byte
@@ -470,11 +472,10 @@ def _one_word_digits(
     """The integer of each line's digits and the number of them after its dot (lines of at
     most 8 bytes, each the top bytes of ``word``), or None for a malformed line: the dot is
     taken out by moving the digits before it up one byte, so the digits read as one integer."""
-    keep = ~((_U64(1) << ((_WORD - lengths) * 8).astype(np.uint64)) - _U64(1))
-    word = (word & keep) | (_ASCII_ZEROS & ~keep)  # the bytes before the line read "0"
+    word = (word & _KEEP[lengths]) | _ZEROS_BEFORE[lengths]  # the bytes before the line: "0"
     dot = ~word & _DIGIT_BIT  # bit 8k + 4 where byte k is the dot
     dots = np.bitwise_count(dot)
-    if bool((dots > 1).any() or (dots == lengths).any()):
+    if int(dots.max()) > 1 or bool((dots == lengths).any()):
         return None  # two dots on a line, or a line that is just "."
     unit: U64Array = dot >> _U64(4)  # 1 << 8k, or 0 without a dot
     before: U64Array = unit - _U64(1)
