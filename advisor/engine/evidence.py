@@ -387,8 +387,13 @@ def _prefetch(loaded: LoadedTopology, members: set[str], files: _FileCache, path
         return
     from concurrent.futures import ThreadPoolExecutor  # only for topologies with many files
 
+    # In a few runs of files per thread, not one task per file (a task costs tens of us).
+    todo = list(jobs.values())
+    size = -(-len(todo) // (4 * workers))
+    runs = [todo[start : start + size] for start in range(0, len(todo), size)]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        read = list(pool.map(lambda job: _try_read(loaded, *job), jobs.values()))
+        done = pool.map(lambda run: [_try_read(loaded, *job) for job in run], runs)
+        read = [got for run in done for got in run]
     files.update((key, got) for key, got in zip(jobs, read, strict=True) if got is not None)
 
 

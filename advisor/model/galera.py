@@ -128,8 +128,12 @@ class _Draws:
             # The pairs are independent and mostly numpy work: both cores draw them.
             from concurrent.futures import ThreadPoolExecutor  # only for large clusters
 
+            # In a few runs of pairs each, not one task per pair (a task costs tens of us).
+            size = -(-len(pairs) // (4 * threads))
+            runs = [pairs[start : start + size] for start in range(0, len(pairs), size)]
             with ThreadPoolExecutor(max_workers=threads) as pool:
-                drawn = dict(zip(pairs, pool.map(draw, pairs), strict=True))
+                done = pool.map(lambda run: [draw(pair) for pair in run], runs)
+                drawn = dict(zip(pairs, (d for run in done for d in run), strict=True))
         else:
             drawn = {pair: draw(pair) for pair in pairs}
         rows = [[drawn[(min(i, j), max(i, j))] for j in range(n)] for i in range(n)]
