@@ -38,3 +38,18 @@ def test_one_level_reads_as_numpy_quantile_and_as_the_array_path() -> None:
     assert all(isinstance(dist.quantile(float(q)), float) for q in levels[:3])
     assert one_by_one.tobytes() == np.asarray(dist.quantile(levels)).tobytes()
     assert one_by_one.tobytes() == np.quantile(samples, levels).tobytes()
+
+
+def test_a_level_read_again_is_the_value_read_first_and_bad_levels_stay_refused() -> None:
+    dist = RttDistribution.from_samples([1.0, 2.0, 3.0, 4.0])
+    given = RttDistribution.from_percentiles({"p50": 4.0, "p99": 10.0})
+    for d in (dist, given):
+        first = [d.quantile(q) for q in (0.0, 0.5, 0.99, 1.0)]
+        assert [d.quantile(q) for q in (0.0, 0.5, 0.99, 1.0)] == first
+        assert first == [float(v) for v in d.quantile(np.array([0.0, 0.5, 0.99, 1.0]))]
+        assert d.quantile(1) == first[-1] and type(d.quantile(1)) is float
+        for bad in (float("nan"), 1.5, -0.1):
+            with pytest.raises(ValueError, match="within \\[0, 1\\]"):
+                d.quantile(bad)
+    shifted = dist.shift(1.0)  # a new distribution: its own readings
+    assert shifted.quantile(0.5) == 3.5 and dist.quantile(0.5) == 2.5

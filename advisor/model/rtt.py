@@ -214,6 +214,7 @@ class RttDistribution:
         "_knot_values",
         "_loss",
         "_n_samples",
+        "_read",
         "_values",
     )
 
@@ -222,6 +223,7 @@ class RttDistribution:
     _knot_values: FloatArray
     _loss: float
     _n_samples: int | None
+    _read: dict[float, float]
     _values: FloatArray
 
     def __init__(
@@ -243,6 +245,7 @@ class RttDistribution:
             ("_loss", _check_loss(loss)),
             ("_basis", basis),
             ("_n_samples", n_samples),
+            ("_read", {}),  # level -> quantile, for the levels asked one at a time
         ):
             object.__setattr__(self, name, value)
 
@@ -407,20 +410,33 @@ class RttDistribution:
         >>> RttDistribution.from_samples([1.0, 2.0, 3.0, 4.0]).quantile([0.0, 0.5, 1.0]).tolist()
         [1.0, 2.5, 4.0]
         """
+        if isinstance(q, float):  # one level (most calls): read once per distribution
+            known = self._read.get(q)
+            if known is None:
+                known = self._read[q] = self._quantile_at(q)
+            return known
         levels = _levels(q)
+        if levels.ndim == 0:  # a level given as an int or a 0-d array
+            return self._quantile_at(float(levels))
         knots = self._knot_values
         if self._basis == "samples" and knots.size > 1:
             # Knots at probabilities linspace(0, 1, n): numpy's "linear" quantile, by index
             # arithmetic (no partition, no search: many levels at once stay cheap).
-            if levels.ndim == 0:  # one level (most calls): the same arithmetic on floats
-                at = float(levels) * (knots.size - 1)
-                index = min(int(at), knots.size - 2)
-                below, above = float(knots[index]), float(knots[index + 1])
-                return below + (at - index) * (above - below)
             position = levels * (knots.size - 1)
             low = np.minimum(position.astype(np.intp), knots.size - 2)
             return _between(knots, low, low + 1, position - low)
         return _out(np.interp(levels, self._knot_probs, knots))
+
+    def _quantile_at(self, q: float) -> float:
+        """:meth:`quantile` at one level, the same arithmetic on Python floats."""
+        levels = _levels(q)
+        knots = self._knot_values
+        if self._basis == "samples" and knots.size > 1:
+            at = float(levels) * (knots.size - 1)
+            index = min(int(at), knots.size - 2)
+            below, above = float(knots[index]), float(knots[index + 1])
+            return below + (at - index) * (above - below)
+        return float(np.interp(levels, self._knot_probs, knots))
 
     def percentiles_ms(
         self, keys: Iterable[str] = ("p50", "p95", "p99", "p999", "max")
