@@ -488,15 +488,18 @@ def child_many_sites(path: str) -> None:
     keep_freed_memory()
     before_mb = _peak_rss_mb()
     start = time.perf_counter()
+    start_cpu = time.process_time()  # every thread's CPU: steadier than wall on a shared host
     loaded = load_topology(path)
     loaded_s = time.perf_counter() - start
     result = recommend(loaded)
     total_s = time.perf_counter() - start
+    cpu_s = time.process_time() - start_cpu
     print(
         json.dumps(
             {
                 "load_s": loaded_s,
                 "total_s": total_s,
+                "cpu_s": cpu_s,
                 "rss_before_mb": before_mb,
                 "peak_rss_mb": _peak_rss_mb(),
                 "architecture": result.architecture,
@@ -567,6 +570,7 @@ def many_sites(sizes: Sizes = FULL, *, profile: bool = True) -> list[Figure]:
         detail = (
             f"`load_topology` {statistics.median(r['load_s'] for r in runs):.2f} s (the "
             "sample files are read inside `recommend()`); "
+            f"CPU {statistics.median(r['cpu_s'] for r in runs):.2f} s (all threads); "
             f"verdict {runs[0]['architecture']} with {runs[0]['groups']} group(s); "
             f"{len(runs)} run(s)"
             + (
@@ -637,13 +641,16 @@ def largest_accepted(sizes: Sizes = FULL) -> Figure:
 
 
 def sample_files(files: Sequence[Path], runs: int = 7) -> Figure:
-    """Numbers per second of ``parse_file`` over sample files, alternating with loadtxt."""
-    ours_s, theirs_s = [], []
+    """Numbers per second of ``parse_file`` over sample files, alternating with loadtxt; and
+    sorted, as the engine reads them (``ascending=True``: a distribution's order)."""
+    ours_s, theirs_s, sorted_s = [], [], []
     count = sum(parse_file(f, "samples").samples_ms.size for f in files)  # type: ignore[union-attr]
     for _ in range(runs):
         ours_s.append(_timed(lambda: [parse_file(f, "samples") for f in files]))
         theirs_s.append(_timed(lambda: [np.loadtxt(f) for f in files]))
+        sorted_s.append(_timed(lambda: [parse_file(f, "samples", ascending=True) for f in files]))
     ours, theirs = statistics.median(ours_s), statistics.median(theirs_s)
+    ascending = statistics.median(sorted_s)
     return Figure(
         "samples",
         f"`parse_file` on {len(files)} sample files ({count:,} numbers)",
@@ -652,7 +659,10 @@ def sample_files(files: Sequence[Path], runs: int = 7) -> Figure:
         "1/s",
         SAMPLES_PER_S_MIN,
         at_most=False,
-        detail=f"{ours:.3f} s vs {theirs:.3f} s, {runs} runs",
+        detail=(
+            f"{ours:.3f} s vs {theirs:.3f} s, {runs} runs; sorted as the engine reads them "
+            f"(`ascending=True`) {ascending:.3f} s, {count / ascending / 1e6:.1f} M/s"
+        ),
         yardstick=f"`numpy.loadtxt` {count / theirs / 1e6:.1f} M/s",
         ratio=statistics.median(t / o for t, o in zip(theirs_s, ours_s, strict=True)),
     )

@@ -82,3 +82,40 @@ def test_bytes_and_text_paths_agree_on_values_and_errors() -> None:
         assert outcome(parse_samples_bytes, text.encode()) == outcome(
             parse_samples, text.replace("\r\n", "\n")
         ), text
+
+
+def test_ascending_equals_a_sort_of_the_floats_bit_for_bit() -> None:
+    # the short lines sort as integers of their digits on a common number of places; mixed
+    # places, a lone "0" and an eight-digit line included
+    short = [*_random_decimals(6, 7), "0", "12345678", ".5", "5."]
+    # integers beyond 32 bits on the common places (7 places): sorted as floats instead
+    wide = ["9999999", "0.000001", *_random_decimals(7, 7)]
+    # lines of 9 bytes or more: the two-word path, then a sort
+    long = _random_decimals(8, 14)
+    for lines in (short, wide, long, ["3.25", "3.250", "03.25", "1"]):
+        data = ("\n".join(lines) + "\n").encode()
+        ascending = decimal_lines(data, ascending=True)
+        assert ascending is not None
+        expected = np.sort(np.array([float(line) for line in lines]))
+        assert ascending.tobytes() == expected.tobytes()
+    assert decimal_lines(b"1.5\n1..2\n", ascending=True) is None
+
+
+def test_ascending_samples_from_either_path() -> None:
+    plain = parse_samples_bytes(b"8.3\n8.1\n9.9\n", ascending=True)
+    commented = parse_samples_bytes(b"8.3\n# warm\n8.1\n9.9\n", ascending=True)
+    assert plain.samples_ms is not None and commented.samples_ms is not None
+    assert plain.samples_ms.tolist() == commented.samples_ms.tolist() == [8.1, 8.3, 9.9]
+
+
+@pytest.mark.parametrize("span", [0, 1, 2**16 - 1, 2**16, 2**32 - 1])
+def test_radix_sort_of_the_digits_equals_numpy_sort(span: int) -> None:
+    from advisor.measurements.scan import _radix_sorted
+
+    rng = np.random.default_rng(span)
+    integers = rng.integers(0, span + 1, 5_000, dtype=np.uint64) + (2**32 - 1 - span) // 2
+    integers = integers.astype(np.uint32)
+    integers[:2] = [integers.min(), integers.max()]  # repeated values too
+    assert np.array_equal(_radix_sorted(integers), np.sort(integers))
+    assert _radix_sorted(integers).dtype == np.uint32
+    assert _radix_sorted(np.array([7], dtype=np.uint32)).tolist() == [7]

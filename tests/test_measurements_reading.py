@@ -170,3 +170,37 @@ def test_comment_lines_do_not_count_against_the_sample_limit(tmp_path: Path) -> 
     path = tmp_path / "commented.txt"
     path.write_text("# header\n" * 20 + "10.5\n11.5\n", encoding="utf-8")
     assert parse_file(path, "samples", max_samples=10).samples_ms.tolist() == [10.5, 11.5]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "name"), [("ping", "ping_iputils.txt"), ("samples", "samples.txt")]
+)
+def test_ascending_reads_the_same_samples_sorted(fmt: str, name: str) -> None:
+    in_order = parse_file(DATA / name, fmt)
+    ascending = parse_file(DATA / name, fmt, ascending=True)
+    assert in_order.samples_ms is not None and ascending.samples_ms is not None
+    assert ascending.samples_ms.tolist() == sorted(in_order.samples_ms.tolist())
+    assert ascending.samples_ms.tolist() != in_order.samples_ms.tolist()  # the files are not
+    assert not ascending.samples_ms.flags.writeable
+
+
+def test_a_file_that_grew_since_its_fstat_is_read_whole_or_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the read asks for the fstat size and one byte more, then for the rest up to the limit
+    from advisor.measurements import reading
+
+    path = tmp_path / "growing.txt"
+    path.write_bytes(b"1.5\n" * 100)  # 400 bytes on disk; fstat says 40, as before it grew
+    real_stat, real_fstat = os.stat, os.fstat
+
+    def before_growth(info: os.stat_result) -> os.stat_result:
+        return os.stat_result((*info[0:6], 40, *info[7:10]))
+
+    monkeypatch.setattr(reading.os, "stat", lambda p: before_growth(real_stat(p)))
+    monkeypatch.setattr(reading.os, "fstat", lambda fd: before_growth(real_fstat(fd)))
+    parsed = parse_file(path, "samples", max_bytes=400)
+    assert parsed.samples_ms is not None and parsed.samples_ms.tolist() == [1.5] * 100
+    assert error_of(parse_file, path, "samples", max_bytes=399) == (
+        f"{path}: is more than the limit of 399 bytes"
+    )

@@ -407,3 +407,17 @@ def test_one_threshold_reads_the_same_exceedance_as_an_array_of_them() -> None:
         one_by_one = [dist.exceedance_probability(float(t)) for t in thresholds]
         assert isinstance(one_by_one[0], float)
         assert np.array_equal(together, one_by_one)
+
+
+def test_from_samples_already_sorted_keeps_the_values_and_the_callers_array() -> None:
+    sorted_ms = np.array([1.0, 2.0, 2.0, 7.5])
+    dist = RttDistribution.from_samples(sorted_ms)
+    assert dist.values_ms.tolist() == [1.0, 2.0, 2.0, 7.5]
+    assert sorted_ms.flags.writeable  # a writable array is copied, not frozen
+    sorted_ms[0] = 9.0
+    assert dist.values_ms[0] == 1.0
+    frozen = np.array([3.0, 1.0, 2.0])[[1, 2, 0]]  # owns its memory
+    frozen.setflags(write=False)
+    assert RttDistribution.from_samples(frozen).values_ms is frozen  # read-only: kept
+    unsorted = RttDistribution.from_samples([3.0, 1.0, 2.0])
+    assert unsorted.values_ms.tolist() == [1.0, 2.0, 3.0]

@@ -322,36 +322,49 @@ def _bounded(
     return replace(link, rtt=estimate_distribution(p50), estimate=estimate, _writeset_cache={})
 
 
-# A measurement file read once per topology, whatever number of entries name it: (resolved
-# path, format, burst, loss given) -> (what the parser found, its distribution).
+# A file itself, whatever path names it: (device, inode) from its ``stat``.
+_FileId = tuple[int, int]
+# A measurement file read once per topology, whatever number of entries name it: (the file,
+# or its path where it cannot be found, format, burst, loss given) -> (what the parser
+# found, its distribution).
 _FileCache = dict[
-    tuple[Path, str, int | None, float | None],
+    tuple[_FileId | Path, str, int | None, float | None],
     tuple[ParsedMeasurement | None, RttDistribution | None],
 ]
 
 
 class _Paths:
-    """Each measurement file's path, checked to lie inside the topology's folder, and its
-    real path: resolved once per topology. A resolution is a dozen ``lstat`` calls, and the
-    size check, the threaded read and each link needed both (9 resolutions a file, 0.17 s
-    of the 30-site benchmark)."""
+    """Each measurement file's path, checked to lie inside the topology's folder, and the
+    file it names with its size, from one ``stat``: found once per topology. The size check,
+    the threaded read and each link need both (9 resolutions a file took 0.17 s of the
+    30-site benchmark; a real path instead of the ``stat`` a dozen ``lstat`` calls more)."""
 
     def __init__(self, loaded: LoadedTopology) -> None:
         self._loaded = loaded
-        self._found: dict[tuple[str, tuple[str | int, ...]], tuple[Path, Path | None]] = {}
+        self._found: dict[tuple[str, tuple[str | int, ...]], tuple[Path, _FileId | None]] = {}
+        self.sizes: dict[_FileId, int] = {}  # [bytes]
 
-    def inside(self, reference: str, *key: str | int) -> tuple[Path, Path | None]:
-        """``loaded.resolve_inside`` (its error raised at every call) and the real path
-        (None where it cannot be resolved)."""
+    def inside(self, reference: str, *key: str | int) -> tuple[Path, _FileId | None]:
+        """``loaded.resolve_inside`` (its error raised at every call) and the file it names
+        (None where it cannot be found); its size goes to ``sizes``."""
         memo = (reference, key)
         if memo not in self._found:
             path = self._loaded.resolve_inside(reference, *key)
-            try:
-                real: Path | None = path.resolve()
-            except (OSError, ValueError):
-                real = None
-            self._found[memo] = (path, real)
+            file = _file_id(path, self.sizes)
+            self._found[memo] = (path, file)
         return self._found[memo]
+
+
+def _file_id(path: Path, sizes: dict[_FileId, int]) -> _FileId | None:
+    """The file ``path`` names (symbolic links followed), its size put in ``sizes``; None
+    where it cannot be found (reading it then says what is wrong)."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    file = (info.st_dev, info.st_ino)
+    sizes[file] = info.st_size
+    return file
 
 
 def _prefetch(loaded: LoadedTopology, members: set[str], files: _FileCache, paths: _Paths) -> None:
@@ -362,7 +375,7 @@ def _prefetch(loaded: LoadedTopology, members: set[str], files: _FileCache, path
     the sequential pass (:func:`_read`) reads it again and reports the first error in link
     order, with its location, as it would alone.
     """
-    jobs: dict[tuple[Path, str, int | None, float | None], tuple[Path, Measurement]] = {}
+    jobs: dict[tuple[_FileId | Path, str, int | None, float | None], tuple[Path, Measurement]] = {}
     for index, link in enumerate(loaded.topology.links):
         if not link.pair <= members:
             continue
@@ -370,11 +383,11 @@ def _prefetch(loaded: LoadedTopology, members: set[str], files: _FileCache, path
             if spec.file is None or spec.samples_ms is not None or spec.percentiles_ms is not None:
                 continue
             try:
-                path, real = paths.inside(spec.file, "links", index, "measurements", number, "file")
-                if real is None:
+                path, file = paths.inside(spec.file, "links", index, "measurements", number, "file")
+                if file is None:
                     continue
                 key = (
-                    real,
+                    file,
                     spec.file_format,
                     _parser_options(spec).get("burst"),
                     spec.loss,
@@ -387,8 +400,13 @@ def _prefetch(loaded: LoadedTopology, members: set[str], files: _FileCache, path
         return
     from concurrent.futures import ThreadPoolExecutor  # only for topologies with many files
 
+    # In a few runs of files per thread, not one task per file (a task costs tens of us).
+    todo = list(jobs.values())
+    size = -(-len(todo) // (4 * workers))
+    runs = [todo[start : start + size] for start in range(0, len(todo), size)]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        read = list(pool.map(lambda job: _try_read(loaded, *job), jobs.values()))
+        done = pool.map(lambda run: [_try_read(loaded, *job) for job in run], runs)
+        read = [got for run in done for got in run]
     files.update((key, got) for key, got in zip(jobs, read, strict=True) if got is not None)
 
 
@@ -401,6 +419,7 @@ def _try_read(
             path,
             spec.file_format,
             max_bytes=loaded.limits.measurement_bytes,
+            ascending=True,
             **_parser_options(spec),
         )
         return parsed, _checked_distribution(parsed, spec, path)
@@ -411,24 +430,23 @@ def _try_read(
 def _check_total_bytes(loaded: LoadedTopology, paths: _Paths) -> None:
     """Refuse, before reading any, measurement files too large together."""
     limit = MAX_TOTAL_MEASUREMENT_FILES * loaded.limits.measurement_bytes
-    sizes: dict[Path, int] = {}
+    counted: set[_FileId] = set()
+    total_bytes = 0
     for index, link in enumerate(loaded.topology.links):
         for number, spec in enumerate(link.measurements):
             if spec.file is None:
                 continue
             key = ("links", index, "measurements", number, "file")
-            _, real = paths.inside(spec.file, *key)
-            if real is None:
-                continue  # reading it says what is wrong, with its own message
-            try:
-                sizes[real] = os.stat(real).st_size
-            except (OSError, ValueError):
-                continue  # reading it says what is wrong, with its own message
-            if sum(sizes.values()) > limit:
+            _, file = paths.inside(spec.file, *key)
+            if file is None or file in counted:
+                continue  # not found: reading it says what is wrong, with its own message
+            counted.add(file)
+            total_bytes += paths.sizes[file]
+            if total_bytes > limit:
                 raise AdvisorError(
                     f"the measurement files together are more than {limit / 2**20:.0f} MB "
                     f"({MAX_TOTAL_MEASUREMENT_FILES} times --max-file-mb); this one "
-                    f"reaches {sum(sizes.values()) / 2**20:.0f} MB",
+                    f"reaches {total_bytes / 2**20:.0f} MB",
                     loaded.location(*key),
                 )
 
@@ -549,16 +567,20 @@ def _read(
             spec, dist, "given percentiles", "percentiles", spec.request_bytes, spec.response_bytes
         )
     assert spec.file is not None
-    path, real = paths.inside(spec.file, *key, "file")
+    path, file = paths.inside(spec.file, *key, "file")
     if not path.exists():
         raise AdvisorError(f"measurement file not found: {path}", loaded.location(*key, "file"))
     options = _parser_options(spec)
-    real = path.resolve() if real is None else real
-    cache_key = (real, spec.file_format, options.get("burst"), spec.loss)
+    found = file or _file_id(path, {}) or path  # it may have appeared since
+    cache_key = (found, spec.file_format, options.get("burst"), spec.loss)
     parsed, distribution = files.get(cache_key, (None, None))
     if parsed is None:
         parsed = parse_file(
-            path, spec.file_format, max_bytes=loaded.limits.measurement_bytes, **options
+            path,
+            spec.file_format,
+            max_bytes=loaded.limits.measurement_bytes,
+            ascending=True,  # a distribution's order: sorted in the parse, not after it
+            **options,
         )
     request = spec.request_bytes or (parsed.request_bytes if spec.method == "tcp_rr" else None)
     response = spec.response_bytes or (parsed.response_bytes if spec.method == "tcp_rr" else None)

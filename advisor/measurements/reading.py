@@ -20,6 +20,7 @@ import codecs
 import os
 import stat
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -77,6 +78,7 @@ def parse_file(
     max_bytes: int = MAX_FILE_BYTES,
     burst: int | None = None,
     max_samples: int = MAX_SAMPLES,
+    ascending: bool = False,
 ) -> ParsedMeasurement:
     """Read and parse a measurement file; errors name the file (and line).
 
@@ -92,6 +94,9 @@ def parse_file(
         netperf only: the ``-b`` burst, for outputs that do not state it.
     max_samples
         Most round-trip samples accepted from the file.
+    ascending
+        ``samples_ms`` sorted instead of in file order: what a distribution needs, and a
+        samples file's decimals sort faster as the integers of their digits.
     """
     source = str(path)
     _parser(fmt, source, burst)
@@ -103,9 +108,13 @@ def parse_file(
     if fmt == "ping":  # the hot path: parse the bytes as they are, no decode and re-encode
         parsed = parse_ping_bytes(data, source=source)
     elif fmt == "samples":  # likewise: plain decimals are decoded from the bytes
-        parsed = parse_samples_bytes(data, source=source)
+        parsed = parse_samples_bytes(data, source=source, ascending=ascending)
     else:
         parsed = parse_measurement(data.decode("utf-8"), fmt, source=source, burst=burst)
+    if ascending and fmt != "samples" and parsed.samples_ms is not None:
+        import numpy as np
+
+        parsed = replace(parsed, samples_ms=np.sort(parsed.samples_ms))
     count = 0 if parsed.samples_ms is None else parsed.samples_ms.size
     if count > max_samples:
         raise AdvisorError(
@@ -172,8 +181,13 @@ def _read_bytes(path: Path, max_bytes: int, source: str) -> bytes:
     try:
         _check_regular(os.stat(path), max_bytes, source)  # a device is never opened
         with open_regular(path) as handle:
-            _check_regular(os.fstat(handle.fileno()), max_bytes, source)  # swapped since?
-            data = handle.read(max_bytes + 1)
+            info = os.fstat(handle.fileno())
+            _check_regular(info, max_bytes, source)  # swapped since?
+            # Its size and one byte more: a read of max_bytes + 1 allocates that much first
+            # (200 MB by default: 0.1 to 0.3 ms a file against 35 us); more only if it grew.
+            data = handle.read(info.st_size + 1)
+            if len(data) > info.st_size:
+                data += handle.read(max_bytes + 1 - len(data))
     except FileNotFoundError:
         raise AdvisorError("measurement file not found", Location(source)) from None
     except OSError as error:

@@ -51,21 +51,28 @@ def parse_samples(text: str, *, source: str = "<text>") -> ParsedMeasurement:
     return _measurement(_checked_samples(text, source), source)
 
 
-def parse_samples_bytes(data: bytes, *, source: str = "<text>") -> ParsedMeasurement:
-    """:func:`parse_samples` on a file's raw UTF-8 bytes.
+def parse_samples_bytes(
+    data: bytes, *, source: str = "<text>", ascending: bool = False
+) -> ParsedMeasurement:
+    """:func:`parse_samples` on a file's raw UTF-8 bytes; the samples sorted if ``ascending``.
 
     A file of plain decimals, one per line (what tools and scripts write), is decoded
     straight from the bytes (:func:`advisor.measurements.scan.decimal_lines`: tens of
-    millions of numbers per second); anything else (comments, signs, exponents, CRLF, an
-    error to report) takes the checking path of :func:`parse_samples`.
+    millions of numbers per second, and sorted as integers when ``ascending``); anything
+    else (comments, signs, exponents, CRLF, an error to report) takes the checking path of
+    :func:`parse_samples`.
 
-    >>> parse_samples_bytes(b"8.1\\n8.3\\n\\n9.9\\n").samples_ms.tolist()
+    >>> parse_samples_bytes(b"8.3\\n8.1\\n\\n9.9\\n").samples_ms.tolist()
+    [8.3, 8.1, 9.9]
+    >>> parse_samples_bytes(b"8.3\\n8.1\\n\\n9.9\\n", ascending=True).samples_ms.tolist()
     [8.1, 8.3, 9.9]
     """
-    samples_ms = decimal_lines(data)
+    samples_ms = decimal_lines(data, ascending=ascending)
     if samples_ms is None or not samples_ms.size:
         text = data.decode("utf-8")
-        return parse_samples(text.replace("\r\n", "\n") if "\r" in text else text, source=source)
+        samples_ms = _checked_samples(text.replace("\r\n", "\n") if "\r" in text else text, source)
+        if ascending:
+            samples_ms.sort()
     return _measurement(samples_ms, source)
 
 

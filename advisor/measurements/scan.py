@@ -333,14 +333,19 @@ _DIGIT_BIT = _U64(0x1010101010101010)  # set in every byte "0" to "9", clear in 
 _KEEP = np.array(
     [0] + [(2**64 - 1) ^ (2 ** (8 * (8 - n)) - 1) for n in range(1, _WORD + 1)], dtype=np.uint64
 )
+# _ZEROS_BEFORE[n]: "0" in the bytes of a word before its last n bytes (its text's end).
+_ZEROS_BEFORE = _ASCII_ZEROS & ~_KEEP
 # _KEEP_LOW[n]: the low n bytes of a word, i.e. the first n bytes of its text.
 _KEEP_LOW = np.array([2 ** (8 * n) - 1 for n in range(_WORD + 1)], dtype=np.uint64)
 _HIGH_BITS = _U64(0x8080808080808080)  # the high bit of every byte
 _POWERS_OF_TEN = 10.0 ** np.arange(2 * _WORD)  # exact in float64, as every power to 1e22 is
+_INT_POWERS_OF_TEN = 10 ** np.arange(_WORD, dtype=np.uint64)
 
 
-def decimal_lines(data: bytes) -> FloatArray | None:
-    """Every non-blank line of ``data`` read as one unsigned decimal (``49.6``, ``12``, ``.5``).
+def decimal_lines(data: bytes, *, ascending: bool = False) -> FloatArray | None:
+    """Every non-blank line of ``data`` read as one unsigned decimal (``49.6``, ``12``, ``.5``),
+    in file order, or sorted when ``ascending`` (:func:`_ascending`: what a distribution
+    needs, sorted as integers of the digits, three times faster than the floats).
 
     None when any byte is not a digit, a dot or a newline, or a line holds more than one dot,
     no digit, or more than 15 bytes: the caller then takes its checking path. Each line's
@@ -353,6 +358,8 @@ def decimal_lines(data: bytes) -> FloatArray | None:
     [49.6, 12.0, 0.5, 0.045]
     >>> decimal_lines(b"1.2.3\\n") is None, decimal_lines(b"-1\\n") is None
     (True, True)
+    >>> decimal_lines(b"49.6\\n12\\n.5\\n0.045", ascending=True).tolist()
+    [0.045, 0.5, 12.0, 49.6]
     """
     if data.translate(None, _PLAIN_DECIMAL_BYTES):
         return None
@@ -370,6 +377,8 @@ def decimal_lines(data: bytes) -> FloatArray | None:
         return None
     padded = np.concatenate((np.zeros(2 * _WORD, np.uint8), buf, np.zeros(_WORD, np.uint8)))
     words = _words(padded)  # words[end + 8] holds the line's last 8 bytes, [end] the 8 before
+    if ascending and int(lengths.max()) <= _WORD:  # the usual lines: their digits sort
+        return _ascending(words, ends, lengths)
     out = np.empty(lengths.size)
     for first in range(0, lengths.size, _ROWS_PER_BLOCK):
         block = slice(first, first + _ROWS_PER_BLOCK)
@@ -377,7 +386,52 @@ def decimal_lines(data: bytes) -> FloatArray | None:
         if values is None:
             return None
         out[block] = values
+    if ascending:
+        out.sort()
     return out
+
+
+def _ascending(words: U64Array, ends: IntArray, lengths: IntArray) -> FloatArray | None:
+    """The numbers of lines of at most 8 bytes, sorted: the integers of their digits put on
+    a common number of places after the dot (``N``, with value ``N / 10**places``), sorted as
+    32-bit integers, then divided. Each quotient is the correctly rounded value of the same
+    real number as :func:`_decode_one_word`'s, so the values are those of a sort of its floats,
+    bit for bit; numbers whose integers do not fit 32 bits sort as floats."""
+    digits = np.empty(lengths.size, dtype=np.uint32)  # 8 digits at most: below 2**32
+    places = np.empty(lengths.size, dtype=np.uint8)
+    for first in range(0, lengths.size, _ROWS_PER_BLOCK):
+        block = slice(first, first + _ROWS_PER_BLOCK)
+        found = _one_word_digits(words[ends[block] + _WORD], lengths[block])
+        if found is None:
+            return None
+        digits[block], places[block] = found
+    most, fewest = int(places.max()), int(places.min())
+    if most == fewest:  # the usual file: every number with as many places
+        integers = digits
+    elif int(digits.max()) * 10 ** (most - fewest) < 2**32:
+        integers = (digits * _INT_POWERS_OF_TEN[most - places]).astype(np.uint32)
+    else:
+        values: FloatArray = digits / _POWERS_OF_TEN[places]
+        values.sort()
+        return values
+    ascending: FloatArray = _radix_sorted(integers) / _POWERS_OF_TEN[most]
+    return ascending
+
+
+def _radix_sorted(integers: npt.NDArray[np.uint32]) -> npt.NDArray[np.uint32]:
+    """``np.sort(integers)`` by their 16-bit halves: numpy sorts 16-bit keys stably by radix
+    (20,000 in 50 us, a 32-bit sort 330 us), so the low halves' stable order, then the high
+    halves', is the sort (least significant digit first). Taken from the smallest, integers
+    spanning less than 2**16 (RTTs within 65 ms at three places) need the one pass."""
+    smallest = integers.min()
+    above = integers - smallest
+    if int(above.max()) < 2**16:
+        by_both = np.sort(above.astype(np.uint16), kind="stable").astype(np.uint32)
+    else:
+        by_low = above[np.argsort(above.astype(np.uint16), kind="stable")]  # the low 16 bits
+        by_both = by_low[np.argsort((by_low >> np.uint32(16)).astype(np.uint16), kind="stable")]
+    by_both += smallest
+    return by_both
 
 
 def _decode_block(words: U64Array, ends: IntArray, lengths: IntArray) -> FloatArray | None:
@@ -403,21 +457,32 @@ def _decode_block(words: U64Array, ends: IntArray, lengths: IntArray) -> FloatAr
 
 def _decode_one_word(word: U64Array, lengths: IntArray) -> FloatArray | None:
     """:func:`_decode_block` for lines of at most 8 bytes, each the top bytes of ``word``:
-    the dot is taken out by moving the digits before it up one byte, so the digits read
-    as one integer, divided by the power of ten of the digits after the dot."""
-    keep = ~((_U64(1) << ((_WORD - lengths) * 8).astype(np.uint64)) - _U64(1))
-    word = (word & keep) | (_ASCII_ZEROS & ~keep)  # the bytes before the line read "0"
+    the integer of the digits divided by the power of ten of the digits after the dot."""
+    found = _one_word_digits(word, lengths)
+    if found is None:
+        return None
+    digits, places = found
+    value: FloatArray = digits / _POWERS_OF_TEN[places]
+    return value
+
+
+def _one_word_digits(
+    word: U64Array, lengths: IntArray
+) -> tuple[U64Array, npt.NDArray[np.uint8]] | None:
+    """The integer of each line's digits and the number of them after its dot (lines of at
+    most 8 bytes, each the top bytes of ``word``), or None for a malformed line: the dot is
+    taken out by moving the digits before it up one byte, so the digits read as one integer."""
+    word = (word & _KEEP[lengths]) | _ZEROS_BEFORE[lengths]  # the bytes before the line: "0"
     dot = ~word & _DIGIT_BIT  # bit 8k + 4 where byte k is the dot
     dots = np.bitwise_count(dot)
-    if bool((dots > 1).any() or (dots == lengths).any()):
+    if int(dots.max()) > 1 or bool((dots == lengths).any()):
         return None  # two dots on a line, or a line that is just "."
     unit: U64Array = dot >> _U64(4)  # 1 << 8k, or 0 without a dot
     before: U64Array = unit - _U64(1)
     after: U64Array = ~((unit << _U64(8)) - _U64(1))  # bytes past the dot (none without one)
     dotless = (word & after) | ((word & before) << _U64(8)) | _U64(0x30)
     digits = _eight_digits(np.where(unit != 0, dotless, word))
-    value: FloatArray = digits / _POWERS_OF_TEN[np.bitwise_count(after) // 8]
-    return value
+    return digits, np.bitwise_count(after) // 8
 
 
 def _line_word(word: U64Array, keep: IntArray) -> tuple[U64Array, U64Array]:

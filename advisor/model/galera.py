@@ -129,8 +129,12 @@ class _Draws:
             # The pairs are independent and mostly numpy work: both cores draw them.
             from concurrent.futures import ThreadPoolExecutor  # only for large clusters
 
+            # In a few runs of pairs each, not one task per pair (a task costs tens of us).
+            size = -(-len(pairs) // (4 * threads))
+            runs = [pairs[start : start + size] for start in range(0, len(pairs), size)]
             with ThreadPoolExecutor(max_workers=threads) as pool:
-                drawn = dict(zip(pairs, pool.map(draw, pairs), strict=True))
+                done = pool.map(lambda run: [draw(pair) for pair in run], runs)
+                drawn = dict(zip(pairs, (d for run in done for d in run), strict=True))
         else:
             drawn = {pair: draw(pair) for pair in pairs}
         rows = [[drawn[(min(i, j), max(i, j))] for j in range(n)] for i in range(n)]
@@ -138,15 +142,22 @@ class _Draws:
         self.writeset = [[np.asarray(r[1], dtype=np.float32) for r in row] for row in rows]
         self.size = self.small[0][0].size
 
-    def halves(self, counts: npt.NDArray[np.int_]) -> npt.NDArray[np.float32]:
-        """(s, s, draws) halved small round trips, each pair's row copied once; the diagonal
-        (a hop inside a site) 0 where the site has fewer than two members."""
+    def halves(self, counts: npt.NDArray[np.int_], block: slice) -> npt.NDArray[np.float32]:
+        """(s, s, b) halved small round trips over one block of draws, contiguous; the
+        diagonal (a hop inside a site) 0 where the site has fewer than two members.
+
+        Built block by block, never for all the draws at once: a 30-site cluster's
+        (s, s, draws) array was 72 MB of fresh pages for every evaluation, and the block
+        of such an array a strided view whose max-plus square took twice as long."""
         n = len(self.small)
-        half = np.empty((n, n, self.size), dtype=np.float32)
+        size = len(range(*block.indices(self.size)))
+        half = np.empty((n, n, size), dtype=np.float32)
         for i in range(n):
-            for j in range(n):
-                np.multiply(self.small[i][j], np.float32(0.5), out=half[i, j])
+            row = self.small[i]
+            for j in range(i, n):
+                np.multiply(row[j][block], np.float32(0.5), out=half[i, j])
             half[i, i] *= np.float32(1.0 if counts[i] >= 2 else 0.0)
+            half[i + 1 :, i] = half[i, i + 1 :]  # symmetric: row i's pairs, copied once
         return half
 
 
@@ -173,18 +184,18 @@ def commit_latency_draws(
     if relay_ms is None:
         relay_ms = {s: float(np.median(drawn.small[i][i])) for i, s in enumerate(sites)}
     relay = np.array([relay_ms[s] if cluster.segments else 0.0 for s in sites], dtype=np.float32)
-    half = drawn.halves(counts) if n > 1 or counts[0] > 1 else None
+    hops = n > 1 or counts[0] > 1  # another member to hear from
     result = {}
     paths = {}
     for writer in writers:
         w = sites.index(writer)
-        if (counts - (idx == w)).sum() == 0 or half is None:  # a lone node commits locally
+        if (counts - (idx == w)).sum() == 0 or not hops:  # a lone node commits locally
             result[writer] = np.full(drawn.size, local_commit_ms)
         else:
             paths[writer] = w
-    if half is not None and paths:
+    if hops and paths:
         longest = _longest_paths_shared if _share_two_hops(n, len(paths)) else _longest_paths
-        drawn_paths = longest(drawn, half, list(paths.values()), counts, relay)
+        drawn_paths = longest(drawn, list(paths.values()), counts, relay)
         for writer, draws in zip(paths, drawn_paths, strict=True):
             result[writer] = draws + local_commit_ms
     return {writer: result[writer] for writer in writers}
@@ -198,17 +209,25 @@ def _share_two_hops(sites: int, writers: int) -> bool:
 
 def _longest_paths(
     drawn: _Draws,
-    half: npt.NDArray[np.float32],
     writers: Sequence[int],
     counts: npt.NDArray[np.int_],
     relay: npt.NDArray[np.float32],
 ) -> list[FloatArray]:
-    """Each writer's longest paths on its own (:func:`_writer_paths`)."""
-    idx = np.arange(len(counts))
-    return [
-        _writer_paths(drawn.small[w], drawn.writeset[w], half, w, counts - (idx == w), relay)
-        for w in writers
-    ]
+    """Each writer's longest paths on its own (:func:`_writer_paths`), block by block of
+    draws, each block's halves built once for all the writers."""
+    n = len(counts)
+    idx = np.arange(n)
+    out = [np.empty(drawn.size) for _ in writers]
+    step = max(_BLOCK_VALUES // (n * n), 256)
+    inner = np.empty((n, min(drawn.size, step)), dtype=np.float32)
+    for start in range(0, drawn.size, step):
+        block = slice(start, start + step)
+        half = drawn.halves(counts, block)
+        for number, w in enumerate(writers):
+            out[number][block] = _writer_paths(
+                drawn.small[w], drawn.writeset[w], half, w, counts - (idx == w), relay, block, inner
+            )
+    return out
 
 
 def _writer_paths(
@@ -218,24 +237,21 @@ def _writer_paths(
     w: int,
     others: npt.NDArray[np.int_],
     relay: npt.NDArray[np.float32],
-) -> FloatArray:
-    """max over k, j of first(w, k) + half(k, j) + half(j, w), block by block of draws.
+    block: slice,
+    inner: npt.NDArray[np.float32],
+) -> npt.NDArray[np.float32]:
+    """max over k, j of first(w, k) + half(k, j) + half(j, w) over one block of draws.
 
-    ``small_w[k]`` and ``writeset_w[k]`` are the round trips w-k; ``half`` is (s, s, draws).
+    ``small_w[k]`` and ``writeset_w[k]`` are the round trips w-k; ``half`` is the block's
+    (s, s, b) halves; ``inner`` room for (s, b) values.
     """
-    n, _, draws = half.shape
-    rest = np.arange(n) != w
-    out = np.empty(draws)
-    step = max(_BLOCK_VALUES // (n * n), 256)
-    inner = np.empty((n, min(draws, step)), dtype=np.float32)
-    for start in range(0, draws, step):
-        block = slice(start, start + step)
-        s_w, first, back = _legs(small_w, writeset_w, w, others, relay, block)
-        size = back.shape[1]
-        np.max(half[:, :, block] + back[None, :, :], axis=1, out=inner[:, :size])
-        _own_row(half[w, rest, block], s_w, back, w, others, rest, inner[w, :size])
-        out[block] = (first + inner[:, :size]).max(axis=0)
-    return out
+    rest = np.arange(len(others)) != w
+    s_w, first, back = _legs(small_w, writeset_w, w, others, relay, block)
+    size = back.shape[1]
+    np.max(half + back[None, :, :], axis=1, out=inner[:, :size])
+    _own_row(half[w, rest], s_w, back, w, others, rest, inner[w, :size])
+    found: npt.NDArray[np.float32] = (first + inner[:, :size]).max(axis=0)
+    return found
 
 
 def _legs(
@@ -283,7 +299,6 @@ def _own_row(
 
 def _longest_paths_shared(
     drawn: _Draws,
-    half: npt.NDArray[np.float32],
     writers: Sequence[int],
     counts: npt.NDArray[np.int_],
     relay: npt.NDArray[np.float32],
@@ -299,7 +314,7 @@ def _longest_paths_shared(
     square ``two(k, w) = max_j half(k, j) + half(j, w)``, the same for both ends of a
     pair (``half`` is symmetric and a + b == b + a): computed once for all writers.
     """
-    n, _, draws = half.shape
+    n, draws = len(counts), drawn.size
     idx = np.arange(n)
     out = [np.empty(draws) for _ in writers]
     step = max(_BLOCK_VALUES // (n * n), 256)
@@ -307,7 +322,7 @@ def _longest_paths_shared(
     threads = _threads() if len(blocks) >= 2 * _THREADS else 1
 
     def paths_of(block: slice) -> list[npt.NDArray[np.float32]]:
-        return _block_paths(drawn, half, writers, counts, relay, idx, block)
+        return _block_paths(drawn, writers, counts, relay, idx, block)
 
     if threads > 1:
         # Blocks are independent and their numpy work releases the GIL: both cores, in blocks
@@ -328,7 +343,6 @@ def _longest_paths_shared(
 
 def _block_paths(
     drawn: _Draws,
-    half: npt.NDArray[np.float32],
     writers: Sequence[int],
     counts: npt.NDArray[np.int_],
     relay: npt.NDArray[np.float32],
@@ -336,7 +350,7 @@ def _block_paths(
     block: slice,
 ) -> list[npt.NDArray[np.float32]]:
     """The longest paths of every writer over one block of draws."""
-    h = half[:, :, block]
+    h = drawn.halves(counts, block)
     two = _max_plus_square(h)
     found = []
     for w in writers:

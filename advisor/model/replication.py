@@ -41,7 +41,10 @@ from __future__ import annotations
 
 __all__ = ["LagParts", "channel_lag_ms", "lag_parts_ms", "queue_wait_ms", "utilisation"]
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -131,6 +134,64 @@ def lag_parts_ms(
     >>> parts.one_way_ms, round(parts.serialisation_ms, 3), parts.queue_ms, parts.apply_ms
     (40.0, 5.12, 0.0, 1.0)
     """
+    mean = writeset_bytes if mean_writeset_bytes is None else mean_writeset_bytes
+    numbers = (rtt_ms, writeset_bytes, bandwidth_mbps, apply_ms, replicated_bytes_per_s, mean)
+    if all(isinstance(v, int | float) for v in numbers):
+        parts = _number_parts([float(cast(float, v)) for v in numbers], quantile)
+        if parts is not None:
+            return parts
+    return _array_parts(
+        rtt_ms,
+        writeset_bytes,
+        bandwidth_mbps,
+        apply_ms,
+        replicated_bytes_per_s,
+        mean_writeset_bytes,
+        quantile,
+    )
+
+
+def _number_parts(numbers: Sequence[float], quantile: float) -> LagParts | None:
+    """:func:`_array_parts` of plain numbers, the same operations in the same order on
+    Python floats (IEEE doubles, as numpy's), the logarithm numpy's own: the grouping search
+    asks a channel's lag for every pair it tries (1,016 calls in the 30-site benchmark, 65 us
+    each through numpy's 0-d arrays). None where an input is out of range: the array path
+    then refuses it with its message."""
+    rtt_ms, writeset_bytes, bandwidth_mbps, apply_ms, replicated_bytes_per_s, mean = numbers
+    if not (
+        math.isfinite(rtt_ms)
+        and rtt_ms >= 0.0
+        and math.isfinite(writeset_bytes)
+        and writeset_bytes >= 0.0
+        and bandwidth_mbps > 0.0
+        and 0.0 <= quantile < 1.0
+    ):
+        return None
+    one_way = rtt_ms / 2.0
+    # tcp.one_way_ms with a warm, uncapped window: one round, nothing to wait for
+    per_byte_ms = _BITS_PER_BYTE / (bandwidth_mbps * 1e6 / _MS_PER_S)
+    shipped = rtt_ms / 2.0 + writeset_bytes * per_byte_ms + 0.0
+    service_ms = mean * _BITS_PER_BYTE / (bandwidth_mbps * 1e6) * _MS_PER_S
+    rho = replicated_bytes_per_s * _BITS_PER_BYTE / (bandwidth_mbps * 1e6)
+    tail = 1.0 - quantile
+    if rho >= 1.0:
+        wait = math.inf
+    elif rho > tail:
+        wait = service_ms / (1.0 - rho) * float(np.log(max(rho, tail) / tail))
+    else:
+        wait = 0.0
+    return LagParts(one_way, shipped - one_way, wait, apply_ms, rho)
+
+
+def _array_parts(
+    rtt_ms: npt.ArrayLike,
+    writeset_bytes: npt.ArrayLike,
+    bandwidth_mbps: npt.ArrayLike,
+    apply_ms: npt.ArrayLike,
+    replicated_bytes_per_s: npt.ArrayLike,
+    mean_writeset_bytes: npt.ArrayLike | None,
+    quantile: float,
+) -> LagParts:
     rtt = np.asarray(rtt_ms, dtype=float)
     size = np.asarray(writeset_bytes, dtype=float)
     rate = np.asarray(bandwidth_mbps, dtype=float)
