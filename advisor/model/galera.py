@@ -181,9 +181,7 @@ def commit_latency_draws(
     counts = np.array([cluster.members[s] for s in sites])
     drawn = _Draws(cluster, pair_draws)
     idx = np.arange(n)
-    if relay_ms is None:
-        relay_ms = {s: float(np.median(drawn.small[i][i])) for i, s in enumerate(sites)}
-    relay = np.array([relay_ms[s] if cluster.segments else 0.0 for s in sites], dtype=np.float32)
+    relay = _relays(cluster, drawn, relay_ms)
     hops = n > 1 or counts[0] > 1  # another member to hear from
     result = {}
     paths = {}
@@ -199,6 +197,17 @@ def commit_latency_draws(
         for writer, draws in zip(paths, drawn_paths, strict=True):
             result[writer] = draws + local_commit_ms
     return {writer: result[writer] for writer in writers}
+
+
+def _relays(
+    cluster: Cluster, drawn: _Draws, relay_ms: Mapping[str, float] | None
+) -> npt.NDArray[np.float32]:
+    """Each site's relay hop into its segment [ms]: ``relay_ms``, by default the site's LAN
+    median; none without segments."""
+    sites = cluster.sites
+    if relay_ms is None:
+        relay_ms = {s: float(np.median(drawn.small[i][i])) for i, s in enumerate(sites)}
+    return np.array([relay_ms[s] if cluster.segments else 0.0 for s in sites], dtype=np.float32)
 
 
 def _share_two_hops(sites: int, writers: int) -> bool:
@@ -466,10 +475,7 @@ def in_step_commit_draws(
         )
     counts = np.array([cluster.members[s] for s in sites])
     drawn = _Draws(cluster, pair_draws)
-    if relay_ms is None:
-        relay_ms = {s: float(np.median(drawn.small[i][i])) for i, s in enumerate(sites)}
-    relay = np.array([relay_ms[s] if cluster.segments else 0.0 for s in sites], dtype=np.float32)
-    paths = _in_step_paths(drawn, drawn.halves(counts), writer_sites, counts, relay)
+    paths = _in_step_paths(drawn, writer_sites, counts, _relays(cluster, drawn, relay_ms))
     result = {
         sites[w]: draws + local_commit_ms for w, draws in zip(writer_sites, paths, strict=True)
     }
@@ -478,7 +484,6 @@ def in_step_commit_draws(
 
 def _in_step_paths(
     drawn: _Draws,
-    half: npt.NDArray[np.float32],
     writers: Sequence[int],
     counts: npt.NDArray[np.int_],
     relay: npt.NDArray[np.float32],
@@ -491,13 +496,13 @@ def _in_step_paths(
     member from another writer site is the least over the writer sites before and after w
     (prefix and suffix minima), so the work per writer is linear in the members.
     """
-    n, _, draws = half.shape
+    n, draws = len(counts), drawn.size
     idx = np.arange(n)
     out = [np.empty(draws) for _ in writers]
     step = max(_BLOCK_VALUES // (n * n), 256)
     for start in range(0, draws, step):
         block = slice(start, start + step)
-        h = half[:, :, block]
+        h = drawn.halves(counts, block)
         two = _max_plus_square(h)
         # From each writer site into each member's segment (through its relay).
         sent = h[list(writers)] + relay[None, :, None]
