@@ -28,6 +28,7 @@ from advisor.engine.metrics import (
     FloatArray,
     HotRowEval,
     LimitedBy,
+    Medians,
     Option,
     Percentiles,
     Throughput,
@@ -58,7 +59,9 @@ class Evaluator:
     ) -> None:
         """``reuse``: an evaluator of the same topology and draws whose links differ from
         ``links`` in a few pairs (the estimates moved to an end of their range): its pair
-        draws and clusters that none of those pairs touch are taken as they are."""
+        draws and clusters that none of those pairs touch are taken as they are. Of one with
+        other draws (the full Monte Carlo, for its screen), the values of a link that do not
+        depend on the draws (its RTT median, a channel's lag over it) are taken."""
         self.topology = topology
         self.draws = draws
         self.writeset_p50_bytes = writeset_bytes.p50_bytes
@@ -70,6 +73,19 @@ class Evaluator:
         self._moved = (
             {key for key, link in self.links.items() if reuse.links.get(key) is not link}
             if reuse is not None and same
+            else set()
+        )
+        same_links = (
+            reuse is not None
+            and reuse.topology is topology
+            and (reuse.writeset_p50_bytes, reuse.writeset_mean_bytes)
+            == (self.writeset_p50_bytes, self.writeset_mean_bytes)
+        )
+        self._link_source = reuse if same_links else None
+        # The pairs whose evidence is the link source's (by identity).
+        self._unmoved = (
+            {key for key, link in self.links.items() if reuse.links.get(key) is link}
+            if reuse is not None and same_links
             else set()
         )
         self.options = effective_options(topology.galera.flavor, topology.galera.provider_options)
@@ -159,7 +175,12 @@ class Evaluator:
         """A pair's small-message RTT p50 [ms], cached (the grouping search asks often)."""
         key = frozenset((a, b))
         if key not in self._medians:
-            self._medians[key] = float(self.links[key].rtt.quantile(0.5))
+            source = self._link_source
+            self._medians[key] = (
+                source.median_rtt_ms(a, b)
+                if source is not None and key in self._unmoved
+                else float(self.links[key].rtt.quantile(0.5))
+            )
         return self._medians[key]
 
     def link(self, a: str, b: str) -> LinkEvidence:
@@ -275,9 +296,9 @@ class Evaluator:
             send_window=self.send_window,
             user_window=self.user_window,
             fragment_bytes=self.fragment_bytes,
-            first_reply_ms={
-                w: median(self._paths[(frozenset(sites), arbitrator, w)][1]) for w in writers
-            },
+            first_reply_ms=Medians(
+                {w: self._paths[(frozenset(sites), arbitrator, w)][1] for w in writers}
+            ),
             writesets_per_message=self.writesets_per_message,
             local_commit_ms=self.local_commit_ms,
             window_limit_commits_per_s=pipeline.window_limit_commits_per_s(
@@ -295,12 +316,14 @@ class Evaluator:
         self, sites: tuple[str, ...], writers: tuple[str, ...], commit: dict[str, FloatArray]
     ) -> tuple[str, dict[str, FloatArray], float] | None:
         """The garbd site that makes quorum hold at the least commit cost, if any."""
-        worst = max((median(d) for d in commit.values()), default=0.0)
+        worst: float | None = None  # the commit p50 without a garbd, once a garbd is costed
         best: tuple[str, dict[str, FloatArray], float] | None = None
         for candidate in self.arbitrator_sites:
             site_f, node_f = self._failures(sites, candidate, writers)
             if site_f or node_f:
                 continue
+            if worst is None:
+                worst = max((median(d) for d in commit.values()), default=0.0)
             with_garbd = self._commit(sites, candidate, writers)
             cost = max((median(d) for d in with_garbd.values()), default=0.0) - worst
             if best is None or cost < best[2]:
@@ -431,6 +454,9 @@ class Evaluator:
         """RTT and lag percentiles of a channel over the pair a-b, the p99 lag's terms and
         the link's utilisation; computed once per pair (the grouping search asks often)."""
         key = (a, b)
+        source = self._link_source
+        if key not in self._channel_lags and source is not None and frozenset(key) in self._unmoved:
+            self._channel_lags[key] = source._channel_lag(a, b)
         if key not in self._channel_lags:
             link = self.link(a, b)
             p99_bytes, load_bytes_per_s, mean_bytes = self._channel_load
