@@ -137,3 +137,32 @@ def test_first_reply_medians_are_the_medians_of_the_draws_when_read() -> None:
     assert medians == {"a": median(draws["a"]), "b": median(draws["b"])}
     cluster = five_sites_analysis().chosen.clusters[0]
     assert max(cluster.first_reply_ms.values()) > 0.0
+
+
+def test_pair_draws_of_an_estimated_link_are_the_quantiles_at_each_draws_level() -> None:
+    # The levels are read in ascending order and put back at their draws: the same values,
+    # draw by draw, as quantiles_at at the levels in draw order (20,000 draws take the radix
+    # order, 2,000 argsort's).
+    from advisor.engine import evaluator as evaluator_module
+    from advisor.model import galera, pipeline
+    from advisor.model.rtt import quantiles_at
+
+    loaded = five_sites()
+    links = tuple(gather_links(loaded))
+    sizes = writeset_sizes(loaded.topology)
+    for draws in (20_000, 2_000):
+        ev = Evaluator(loaded.topology, links, writeset_bytes=sizes, draws=draws)
+        low, high = ev._anchor_bytes
+        link = ev.link("paris", "sydney")
+        assert link.rtt.basis == "percentiles"
+        dists = [link.rtt, *(link.writeset_rtt(size)[0] for size in (low, high))]
+        small, at_low, at_high = quantiles_at(dists, galera.uniforms("paris", "sydney", draws))
+        at_burst = pipeline.rtt_at_bytes(
+            ev._bursts, low, at_low.astype(np.float32), high, at_high, small.astype(np.float32)
+        )
+        drawn = ev.pair_draws("sydney", "paris")
+        assert np.array_equal(drawn[0], small.astype(np.float32))
+        assert np.array_equal(drawn[1], at_burst.astype(np.float32))
+        order = evaluator_module._ascending_order("paris", "sydney", draws)
+        levels = galera.uniforms("paris", "sydney", draws)[order]
+        assert np.all(levels[1:] >= levels[:-1]) and not order.flags.writeable

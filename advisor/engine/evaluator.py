@@ -18,6 +18,7 @@ from functools import cached_property
 from typing import cast
 
 import numpy as np
+import numpy.typing as npt
 
 from advisor.engine import failover
 from advisor.engine.evidence import LinkEvidence
@@ -147,6 +148,7 @@ class Evaluator:
             self._draws[key] = self._reuse.pair_draws(a, b)
         if key not in self._draws:
             low, high = self._anchor_bytes
+            bursts, order = self._bursts, None
             if a == b:
                 given = tuple(self.sites[a].lan_rtt_ms.given().items())
                 drawn: Sequence[FloatArray] = _lan_quantiles(a, self.draws, given, low, high)
@@ -154,14 +156,18 @@ class Evaluator:
                 link = self.links[key]
                 small, at_low, at_high = link.rtt, *(link.writeset_rtt(s)[0] for s in (low, high))
                 dists = (small, at_low, at_high) if high > low else (small, at_low)
-                drawn = quantiles_at(dists, galera.uniforms(a, b, self.draws))
+                if all(dist.basis == "samples" for dist in dists):
+                    drawn = quantiles_at(dists, galera.uniforms(a, b, self.draws))
+                else:  # read at ascending levels: see _ascending_order
+                    order = _ascending_order(*sorted((a, b)), self.draws)
+                    drawn = quantiles_at(dists, galera.uniforms(a, b, self.draws)[order])
+                    bursts = bursts[order]
             # float32, as galera.draw_pair draws them
             small_draws, low_draws = (cast(FloatArray, d.astype(np.float32)) for d in drawn[:2])
             high_draws = drawn[2] if high > low else low_draws
-            at_burst = pipeline.rtt_at_bytes(
-                self._bursts, low, low_draws, high, high_draws, small_draws
-            )
-            self._draws[key] = (small_draws, at_burst.astype(np.float32))
+            at_burst = pipeline.rtt_at_bytes(bursts, low, low_draws, high, high_draws, small_draws)
+            pair = (small_draws, cast(FloatArray, at_burst.astype(np.float32)))
+            self._draws[key] = pair if order is None else _to_draw_order(pair, order)
         return self._draws[key]
 
     def _relay_ms(self, site: str) -> float:
@@ -563,6 +569,63 @@ class Evaluator:
             limited = "send window" if commit_ms - lone_ms >= lock_wait_ms else "row locks"
         txn = summarise(run.txn_ms, ("p50", "p95"))
         return Throughput(run.commits_per_s, txn, limited)
+
+
+Order = npt.NDArray[np.uint16] | npt.NDArray[np.int32]
+
+
+def _to_draw_order(
+    values: tuple[FloatArray, FloatArray], order: Order
+) -> tuple[FloatArray, FloatArray]:
+    """Arrays computed at ascending levels, each value put back at its draw."""
+    placed = []
+    for in_level_order in values:
+        in_draw_order = np.empty_like(in_level_order)
+        in_draw_order[order] = in_level_order
+        placed.append(in_draw_order)
+    return placed[0], placed[1]
+
+
+@functools.lru_cache(maxsize=1024)
+def _ascending_order(a: str, b: str, draws: int) -> Order:
+    """The order that sorts a pair's random levels (:func:`galera.uniforms`), read-only: what
+    :meth:`Evaluator.pair_draws` reads a distribution given by percentiles in (every
+    estimated link), value for value.
+
+    quantiles_at sorts the levels before it reads such a distribution (an argsort of 20,000
+    levels is about half of a pair's draws); it reads each level on its own, to the value
+    ``RttDistribution.quantile`` gives that level wherever it stands, so reading them sorted
+    and putting each value back at its draw changes only the order of the work. Whatever
+    comes after the quantiles in pair_draws is one draw at a time (the draw's burst taken
+    along). The order is kept: the screen and both ends of the estimates' range share it,
+    and in a fleet worker every topology naming the pair (site names recur in a fleet).
+    2 bytes a draw up to 65,536 draws: 1,024 entries of 20,000 draws hold 41 MB.
+    """
+    order = _ascending(galera.uniforms(a, b, draws))
+    kept: Order = order.astype(np.uint16) if draws <= 2**16 else order.astype(np.int32)
+    kept.setflags(write=False)
+    return kept
+
+
+def _ascending(levels: FloatArray) -> npt.NDArray[np.intp]:
+    """The order that sorts uniform levels in [0, 1): a radix sort of the 53-bit integers the
+    levels are (``k / 2**53``, as numpy draws them) in four stable passes of 16 bits, about
+    twice as fast as ``argsort`` on 20,000 levels; argsort on fewer. Any order would give the
+    same values (:func:`_ascending_order`); a sorted one makes quantiles_at's own argsort
+    cheap."""
+    if levels.size < _RADIX_LEVELS:
+        return np.argsort(levels)
+    integers = (levels * 2.0**53).astype(np.uint64)
+    order = np.argsort((integers & np.uint64(0xFFFF)).astype(np.uint16), kind="stable")
+    for shift in (16, 32, 48):
+        digits = (integers[order] >> np.uint64(shift)).astype(np.uint16)
+        order = order[np.argsort(digits, kind="stable")]
+    return order
+
+
+# Levels from which the radix sort beats argsort (measured: 2,000 levels argsort 50 us, the
+# radix passes about as much; 20,000: 800 to 1,300 us against about 420 us).
+_RADIX_LEVELS = 4_096
 
 
 @functools.lru_cache(maxsize=128)
