@@ -174,7 +174,9 @@ class Evaluator:
         """The relay hop into ``site``'s segment: the median of its LAN draws [ms], as
         :func:`galera.commit_latency_draws` takes it; once per site, not per cluster."""
         if site not in self._relays:
-            self._relays[site] = median(self.pair_draws(site, site)[0])
+            low, high = self._anchor_bytes
+            given = tuple(self.sites[site].lan_rtt_ms.given().items())
+            self._relays[site] = _lan_median_ms(site, self.draws, given, low, high)
         return self._relays[site]
 
     def median_rtt_ms(self, a: str, b: str) -> float:
@@ -454,9 +456,7 @@ class Evaluator:
         rtt_p, lag, parts, busy = self._channel_lag(a, b)
         return AsyncLink(clusters, (a, b), dict(rtt_p), dict(lag), dict(parts), busy)
 
-    def _channel_lag(
-        self, a: str, b: str
-    ) -> tuple[dict[str, float], dict[str, float], dict[str, float], float]:
+    def _channel_lag(self, a: str, b: str) -> ChannelFigures:
         """RTT and lag percentiles of a channel over the pair a-b, the p99 lag's terms and
         the link's utilisation; computed once per pair (the grouping search asks often)."""
         key = (a, b)
@@ -466,40 +466,20 @@ class Evaluator:
         if key not in self._channel_lags:
             link = self.link(a, b)
             p99_bytes, load_bytes_per_s, mean_bytes = self._channel_load
-            rtt_p = {k: float(link.rtt.quantile(q)) for k, q in (("p50", 0.5), ("p99", 0.99))}
-            parts = {
-                key: replication.lag_parts_ms(
-                    rtt_p[key],
-                    size,
-                    link.effective_bandwidth_mbps,
-                    self.local_commit_ms,
-                    replicated_bytes_per_s=load_bytes_per_s,
-                    mean_writeset_bytes=mean_bytes,
-                    quantile=q,
-                )
-                for key, size, q in (
-                    ("p50", self.writeset_p50_bytes, 0.5),
-                    ("p99", p99_bytes, 0.99),
-                )
-            }
-            p99 = parts["p99"]
-            self._channel_lags[key] = (
-                rtt_p,
-                {k: float(v.total_ms) for k, v in parts.items()},
-                {
-                    "one_way": float(p99.one_way_ms),
-                    "serialisation": float(p99.serialisation_ms),
-                    "queue": float(p99.queue_ms),
-                    "apply": float(p99.apply_ms),
-                },
-                float(p99.utilisation),
+            self._channel_lags[key] = _channel_figures(
+                float(link.rtt.quantile(0.5)),
+                float(link.rtt.quantile(0.99)),
+                float(link.effective_bandwidth_mbps),
+                float(self.local_commit_ms),
+                float(self.writeset_p50_bytes),
+                float(p99_bytes),
+                float(load_bytes_per_s),
+                float(mean_bytes),
             )
         return self._channel_lags[key]
 
     @cached_property
-    def _channel_lags(
-        self,
-    ) -> dict[tuple[str, str], tuple[dict[str, float], dict[str, float], dict[str, float], float]]:
+    def _channel_lags(self) -> dict[tuple[str, str], ChannelFigures]:
         return {}
 
     @cached_property
@@ -569,6 +549,51 @@ class Evaluator:
             limited = "send window" if commit_ms - lone_ms >= lock_wait_ms else "row locks"
         txn = summarise(run.txn_ms, ("p50", "p95"))
         return Throughput(run.commits_per_s, txn, limited)
+
+
+ChannelFigures = tuple[dict[str, float], dict[str, float], dict[str, float], float]
+
+
+@functools.lru_cache(maxsize=4096)
+def _channel_figures(
+    rtt_p50_ms: float,
+    rtt_p99_ms: float,
+    bandwidth_mbps: float,
+    local_commit_ms: float,
+    p50_bytes: float,
+    p99_bytes: float,
+    load_bytes_per_s: float,
+    mean_bytes: float,
+) -> ChannelFigures:
+    """A channel's RTT and lag percentiles [ms], the p99 lag's terms [ms] and the link's
+    utilisation, from its numbers alone (:func:`replication.lag_parts_ms`): kept, as the
+    same link at the same load recurs (the screen and the full draws, and in a fleet the
+    same pair of sites in many topologies). Read-only: callers copy the maps."""
+    rtt_p = {"p50": rtt_p50_ms, "p99": rtt_p99_ms}
+    parts = {
+        key: replication.lag_parts_ms(
+            rtt_p[key],
+            size,
+            bandwidth_mbps,
+            local_commit_ms,
+            replicated_bytes_per_s=load_bytes_per_s,
+            mean_writeset_bytes=mean_bytes,
+            quantile=q,
+        )
+        for key, size, q in (("p50", p50_bytes, 0.5), ("p99", p99_bytes, 0.99))
+    }
+    p99 = parts["p99"]
+    return (
+        rtt_p,
+        {k: float(v.total_ms) for k, v in parts.items()},
+        {
+            "one_way": float(p99.one_way_ms),
+            "serialisation": float(p99.serialisation_ms),
+            "queue": float(p99.queue_ms),
+            "apply": float(p99.apply_ms),
+        },
+        float(p99.utilisation),
+    )
 
 
 Order = npt.NDArray[np.uint16] | npt.NDArray[np.int32]
@@ -645,6 +670,15 @@ def _lan_quantiles(
     for values in kept:
         values.setflags(write=False)
     return kept
+
+
+@functools.lru_cache(maxsize=128)
+def _lan_median_ms(
+    site: str, draws: int, given: tuple[tuple[str, float], ...], low: float, high: float
+) -> float:
+    """The median of a site's small LAN draws (:func:`_lan_quantiles`, the draws
+    ``pair_draws(site, site)`` takes) [ms]: kept with them."""
+    return median(_lan_quantiles(site, draws, given, low, high)[0])
 
 
 @functools.lru_cache(maxsize=256)
