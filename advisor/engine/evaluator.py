@@ -252,12 +252,14 @@ class Evaluator:
             local_commit_ms=self.local_commit_ms,
             relay_ms={s: self._relay_ms(s) for s in spec.sites},
         )
-        commits = {}
-        for w in writers:
-            reply = self._first_reply(members, w)
+        replies = [self._first_reply(members, w) for w in writers]
+        for w, reply in zip(writers, replies, strict=True):
             self._paths[(frozenset(sites), arbitrator, w)] = (paths[w], reply)
-            commits[w] = self._pipelined(paths[w], reply)
-        return commits
+        if not writers:
+            return {}
+        # Every writer's commits in one pass: the pipeline is draw by draw (one row each).
+        commits = self._pipelined(np.stack([paths[w] for w in writers]), np.stack(replies))
+        return dict(zip(writers, commits, strict=True))
 
     def _first_reply(self, members: dict[str, int], writer: str) -> FloatArray:
         """Draws of the round trip to the writer's nearest fellow member [ms] (0: alone)."""

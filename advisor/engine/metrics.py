@@ -109,7 +109,9 @@ def percentiles(draws: FloatArray, percents: Sequence[float]) -> FloatArray:
     previous[above] = -1
     following[above] = -1
     low, high = previous.astype(np.intp), following.astype(np.intp)
-    kth = sorted({0, n - 1, *(int(i) % n for i in (*low, *high))})
+    # The positions read, and the last (a NaN sorts there); numpy also partitions at 0, which
+    # changes no value at these positions.
+    kth = sorted({n - 1, *(int(i) % n for i in (*low, *high))})
     part = np.partition(values, kth)
     if np.isnan(part[-1]):
         return np.full(virtual.shape, np.nan)
