@@ -33,7 +33,7 @@ from advisor.model.provider_options import OptionValue
 from advisor.result import Finding
 from advisor.rules.context import Context
 from advisor.rules.pack import Rule, RulesDirs, Scope, load_rules
-from advisor.rules.registry import evaluate, rule_ids
+from advisor.rules.registry import blocks, evaluate, rule_ids
 from advisor.vocabulary import Architecture
 
 # The grouping search judges many candidate groups on the first SCREEN_DRAWS of the same
@@ -183,13 +183,15 @@ def _analyse_links(
     sizes: WritesetSizes,
     *,
     draws: int | None = None,
-    scopes: tuple[Scope, ...] | None = None,
+    verdict_only: bool = False,
     reuse: Evaluator | None = None,
 ) -> _Run:
     """Options, findings and the verdict for ``links``: the engine after the evidence.
 
-    ``draws`` (default: the full Monte Carlo) and ``scopes`` (default: every rule but
-    ``AFTER_VERDICT``) let the ends of the estimates' range ask for the verdict alone;
+    ``draws`` (default: the full Monte Carlo) and ``verdict_only`` (default: every rule but
+    ``AFTER_VERDICT``) let the ends of the estimates' range ask for the verdict alone: it
+    reads only the blockers of the options (:func:`verdict.choose`), so only the rules of
+    ``OPTION_SCOPES`` whose severity is blocker are run (a finding has its rule's severity).
     ``reuse`` is the estimate's screen, whose clusters untouched by the moved links stand.
     """
     full = {} if draws is None else {"draws": draws}
@@ -197,7 +199,9 @@ def _analyse_links(
     screen = (
         evaluator
         if draws is not None and draws <= SCREEN_DRAWS
-        else Evaluator(loaded.topology, links, writeset_bytes=sizes, draws=SCREEN_DRAWS)
+        else Evaluator(
+            loaded.topology, links, writeset_bytes=sizes, draws=SCREEN_DRAWS, reuse=evaluator
+        )
     )
     base = Context(
         topology=loaded.topology,
@@ -209,8 +213,12 @@ def _analyse_links(
     )
     options = tuple(_candidates(evaluator, screen, rules, base))
     ids = (
-        rule_ids(rules, scopes)
-        if scopes is not None
+        [
+            rule_id
+            for rule_id in rule_ids(rules, OPTION_SCOPES)
+            if rules[rule_id].severity == "blocker"
+        ]
+        if verdict_only
         else [rule_id for rule_id in sorted(rules) if rule_id not in AFTER_VERDICT]
     )
     context = replace(base, options=options)
@@ -269,7 +277,7 @@ def _estimate_ends(
             at_end,
             sizes,
             draws=SCREEN_DRAWS,
-            scopes=OPTION_SCOPES,
+            verdict_only=True,
             reuse=estimate.screen,
         )
         ends[end] = verdict_label(run.chosen)
@@ -291,8 +299,7 @@ def _candidates(
     cross_rules = rule_ids(rules, CROSS_SCOPES)
 
     def blocked(option: Option, ids: list[str]) -> bool:
-        ctx = replace(base, options=(option,))
-        return any(f.severity == "blocker" for f in evaluate(rules, ctx, ids))
+        return blocks(rules, replace(base, options=(option,)), ids)
 
     judged: dict[frozenset[str], bool] = {}
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from advisor.engine.grouping import EXACT_LIMIT, best_partition, set_partitions
@@ -133,3 +135,52 @@ def test_the_tree_cut_is_checked_against_the_cross_group_rules():
         return False
 
     assert best_partition(sorted(positions), viable, never, no_score, distance) is None
+
+
+def _every_partition_ranked(sites, viable_group, spans_ok, score):
+    """The search as a plain enumeration: every partition asked, all candidates ranked."""
+    candidates = [
+        p
+        for p in set_partitions(list(sites))
+        if 2 <= len(p) < len(sites) and all(viable_group(g) for g in p) and spans_ok(p)
+    ]
+    ranked = sorted(candidates, key=lambda p: (len(p), score(p), sorted(sorted(g) for g in p)))
+    return (
+        [tuple(g) for g in sorted((sorted(g) for g in ranked[0]), key=lambda g: g[0])]
+        if ranked
+        else None
+    )
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 6])
+def test_the_exact_search_finds_what_the_whole_enumeration_finds_with_fewer_questions(n):
+    # Random viability (about half of the groups of two or more sites, most single sites),
+    # random cross-group vetoes and scores: the partitions tried by group count, and the
+    # groups of a partition in another order, give the enumeration's answer every time.
+    rng = random.Random(n)
+    sites = [f"s{i}" for i in range(n)]
+    asked_fewer = 0
+    for _ in range(200):
+        viable = {}
+        vetoed = {}
+
+        def viable_group(group, viable=viable):
+            key = frozenset(group)
+            if key not in viable:
+                viable[key] = rng.random() < (0.9 if len(group) == 1 else 0.5)
+            return viable[key]
+
+        def spans_ok(partition, vetoed=vetoed):
+            key = frozenset(frozenset(g) for g in partition)
+            if key not in vetoed:
+                vetoed[key] = rng.random() < 0.8
+            return vetoed[key]
+
+        def score(partition):
+            return float(sum(len(g) ** 2 for g in partition) % 3)
+
+        found = best_partition(sites, viable_group, spans_ok, score, on_a_line({}))
+        questions = len(viable)
+        assert found == _every_partition_ranked(sites, viable_group, spans_ok, score)
+        asked_fewer += questions < len(viable)
+    assert asked_fewer > 0

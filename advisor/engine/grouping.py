@@ -3,8 +3,9 @@
 A group is *locally viable* when, as one cluster, it raises no blocker of its own (commit
 SLO, hot rows it owns, quorum, bandwidth). A partition is viable when all its groups are and
 no hot row's writers span groups. The best partition has the fewest clusters, then the lowest
-worst commit latency. Up to :data:`EXACT_LIMIT` data sites every set partition is tried
-(Bell(8) = 4,140, each group evaluated once). Beyond, a deterministic heuristic: the
+worst commit latency. Up to :data:`EXACT_LIMIT` data sites the search is exact over every
+set partition (Bell(8) = 4,140, each group evaluated at most once), tried by number of groups
+so that it stops at the fewest that work. Beyond, a deterministic heuristic: the
 complete-linkage tree of the sites (merge the two groups whose farthest pair is nearest,
 name order on ties), then the fewest viable groups among the cuts of that tree, found
 exactly on the tree by recursion: 2n - 1 candidate groups, so 30 sites take seconds. It can
@@ -56,16 +57,46 @@ def best_partition(
     if len(sites) < 3:
         return None
     if len(sites) <= EXACT_LIMIT:
-        candidates = (
-            p
-            for p in set_partitions(list(sites))
-            if 2 <= len(p) < len(sites) and all(viable_group(g) for g in p) and spans_ok(p)
-        )
-        ranked = sorted(candidates, key=lambda p: (len(p), score(p), _names(p)))
-        return _normal(ranked[0]) if ranked else None
+        return _exact_partition(sites, viable_group, spans_ok, score)
     found = _tree_partition(sites, viable_group, distance)
     if found is not None and 2 <= len(found) < len(sites) and spans_ok(found):
         return _normal(found)
+    return None
+
+
+def _exact_partition(
+    sites: Sequence[str],
+    viable_group: Callable[[Group], bool],
+    spans_ok: Callable[[Partition], bool],
+    score: Callable[[Partition], float],
+) -> Partition | None:
+    """The first of the viable partitions by (groups, score, names), over every partition.
+
+    The fewest groups come first, so the partitions are tried by their number of groups and
+    the first number with a viable one ends the search: one with more groups could not come
+    first. Within a partition the groups are asked in the order most likely to reject it
+    with the fewest new questions (those already answered, then the largest, which a commit
+    SLO breaks first); whether all are viable does not depend on that order. The questions
+    are the same functions of their group whatever was asked before, so the answer is the
+    one the whole enumeration gives.
+    """
+    by_count: dict[int, list[Partition]] = {}
+    for partition in set_partitions(list(sites)):
+        if 2 <= len(partition) < len(sites):
+            by_count.setdefault(len(partition), []).append(partition)
+    asked: set[Group] = set()
+
+    def viable(partition: Partition) -> bool:
+        for group in sorted(partition, key=lambda g: (g not in asked, -len(g))):
+            asked.add(group)
+            if not viable_group(group):
+                return False
+        return True
+
+    for count in sorted(by_count):
+        candidates = [p for p in by_count[count] if viable(p) and spans_ok(p)]
+        if candidates:
+            return _normal(min(candidates, key=lambda p: (score(p), _names(p))))
     return None
 
 

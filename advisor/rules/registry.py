@@ -8,7 +8,7 @@ its scope: :mod:`~advisor.rules.link`, :mod:`~advisor.rules.cluster`,
 
 from __future__ import annotations
 
-__all__ = ["CHECKS", "Check", "evaluate", "rule_ids"]
+__all__ = ["CHECKS", "Check", "blocks", "evaluate", "rule_ids"]
 
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any
@@ -57,10 +57,7 @@ def evaluate(
     findings = []
     for rule_id in ids if ids is not None else sorted(rules):
         rule = rules[rule_id]
-        check = CHECKS.get(rule_id)
-        if check is None:
-            raise AdvisorError(f"rule {rule_id} has no predicate in advisor.rules.registry")
-        for hit in check(ctx, rule.parameters):
+        for hit in _check(rule_id)(ctx, rule.parameters):
             values = {**rule.parameters, **hit.values}
             findings.append(
                 Finding(
@@ -75,6 +72,31 @@ def evaluate(
                 )
             )
     return findings
+
+
+def blocks(rules: Mapping[str, Rule], ctx: Context, ids: Sequence[str]) -> bool:
+    """Whether any rule of ``ids`` raises a blocker on ``ctx``: the answer of ``any(f.severity
+    == "blocker" for f in evaluate(rules, ctx, ids))``, for the grouping search's questions.
+
+    A finding's severity is its rule's, so only rules of severity blocker can answer yes, and
+    one hit of one of them does: the others' predicates are not run and no finding is built.
+    What differs from :func:`evaluate` is only what is never shown: the findings of candidates
+    the search judged (the options it returns are judged again by :func:`evaluate`), so a
+    user's message template that cannot be filled is reported when a reported finding needs it.
+    """
+    checks = [(_check(rule_id), rules[rule_id]) for rule_id in ids]
+    return any(
+        any(True for _ in check(ctx, rule.parameters))
+        for check, rule in checks
+        if rule.severity == "blocker"
+    )
+
+
+def _check(rule_id: str) -> Check:
+    check = CHECKS.get(rule_id)
+    if check is None:
+        raise AdvisorError(f"rule {rule_id} has no predicate in advisor.rules.registry")
+    return check
 
 
 def _plain(value: Any) -> float | int | str | None:

@@ -1,0 +1,168 @@
+"""The work the engine skips gives the answers the full work gives.
+
+The grouping search asks only whether a candidate blocks (``registry.blocks``), the ends of
+an estimate's range only for the verdict (blocker rules alone), and a cluster's first-reply
+medians are read when a rule asks (``metrics.Medians``). Each shortcut is checked here
+against the full computation on topologies where the answers differ between candidates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import textwrap
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from advisor import analysis as analysis_module
+from advisor.analysis import Analysis, analyse, verdict_label
+from advisor.engine.evaluator import Evaluator
+from advisor.engine.evidence import gather_links
+from advisor.engine.metrics import Medians, median
+from advisor.engine.workload import writeset_sizes
+from advisor.inputs.loading import LoadedTopology, load_topology, parse_topology
+from advisor.rules.context import Context
+from advisor.rules.pack import Rule, load_rules
+from advisor.rules.registry import blocks, evaluate, rule_ids
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Five sites of benchmarks/speed.py's fleet (topology 83), every link estimated: the verdict
+# differs at all three points of the range (grouped at the low end, grouped otherwise at the
+# estimate, per-site clusters at the high end).
+FIVE_SITES = """
+name: fleet-83
+requirements: {commit_latency_ms: {p99: 100}, survive: site, max_data_loss_s: 1}
+sites:
+  - {name: seattle, location: {lat: 47.6062, lon: -122.3321}, nodes: 3}
+  - {name: chicago, location: {lat: 41.8781, lon: -87.6298}, nodes: 3}
+  - {name: paris, location: {lat: 48.8566, lon: 2.3522}, nodes: 3}
+  - {name: sydney, location: {lat: -33.8688, lon: 151.2093}, nodes: 3}
+  - {name: san-jose, location: {lat: 37.3382, lon: -121.8863}, nodes: 3}
+workload:
+  commits_per_s: {avg: 400, peak: 1500}
+  writeset_bytes: {p50: 2048, p99: 65536}
+  hot_rows: [{name: row, updates_per_s: 5, writer_sites: [seattle]}]
+"""
+
+
+@cache
+def five_sites() -> LoadedTopology:
+    return parse_topology(textwrap.dedent(FIVE_SITES))
+
+
+@cache
+def five_sites_analysis() -> Analysis:
+    return analyse(five_sites())
+
+
+def _contexts(loaded: LoadedTopology) -> list[tuple[Context, str]]:
+    """One context per candidate group of the grouping search (every subset of the data
+    sites, as one cluster) and per partition into two groups, on the screen's draws."""
+    links = tuple(gather_links(loaded))
+    sizes = writeset_sizes(loaded.topology)
+    ev = Evaluator(loaded.topology, links, writeset_bytes=sizes, draws=2_000)
+    base = Context(topology=loaded.topology, links=links, provider_options=ev.options)
+    sites = ev.data_sites
+    found = []
+    for size in range(1, len(sites) + 1):
+        for group in itertools.combinations(sites, size):
+            option = ev.option("grouped_clusters", [group])
+            found.append((dataclasses.replace(base, options=(option,)), "local"))
+            rest = [s for s in sites if s not in group]
+            if rest:
+                option = ev.option("grouped_clusters", [group, tuple(rest)])
+                found.append((dataclasses.replace(base, options=(option,)), "cross"))
+    return found
+
+
+def _severities(rules: dict[str, Rule], severity: str) -> dict[str, Rule]:
+    return {k: dataclasses.replace(r, severity=severity) for k, r in rules.items()}
+
+
+def test_blocks_answers_as_the_findings_do() -> None:
+    shipped = load_rules()
+    packs = [shipped, _severities(shipped, "blocker"), _severities(shipped, "warning")]
+    answers = set()
+    for loaded in (five_sites(), load_topology(REPO / "examples/us-eu/topology.yaml")):
+        for ctx, kind in _contexts(loaded):
+            scopes = ("cluster", "hot_row") if kind == "local" else ("cross_cluster",)
+            for rules in packs:
+                ids = rule_ids(rules, scopes)
+                full = any(f.severity == "blocker" for f in evaluate(rules, ctx, ids))
+                assert blocks(rules, ctx, ids) == full
+                answers.add(full)
+    assert answers == {True, False}  # both answers were asked for
+
+
+def test_the_ends_verdict_with_blocker_rules_alone_is_the_verdict_with_every_rule() -> None:
+    loaded = five_sites()
+    result = five_sites_analysis()
+    rules = load_rules()
+    sizes = writeset_sizes(loaded.topology)
+    for end in ("low", "high"):
+        at_end = tuple(
+            link.at_rtt_p50(getattr(link.estimate, f"{end}_ms")) if link.estimate else link
+            for link in result.links
+        )
+        runs = [
+            analysis_module._analyse_links(
+                loaded, rules, at_end, sizes, draws=analysis_module.SCREEN_DRAWS, verdict_only=only
+            )
+            for only in (True, False)
+        ]
+        assert verdict_label(runs[0].chosen) == verdict_label(runs[1].chosen)
+        assert verdict_label(runs[0].chosen) == result.estimate_ends[end]
+        assert {f.severity for f in runs[0].findings} == {"blocker"}
+
+
+def test_a_verdict_that_differs_at_each_point_of_the_range_is_still_reported() -> None:
+    result = five_sites_analysis()
+    assert dict(result.estimate_ends) == {
+        "estimate": "grouped_clusters (seattle+chicago+san-jose; paris; sydney)",
+        "low": "grouped_clusters (seattle+chicago+paris+san-jose; sydney)",
+        "high": "per_site_clusters",
+    }
+    (finding,) = [f for f in result.findings if f.rule == "ESTIMATE-FLIPS-VERDICT"]
+    assert "at the high end, per_site_clusters" in finding.message
+
+
+def test_first_reply_medians_are_the_medians_of_the_draws_when_read() -> None:
+    draws = {"a": np.array([3.0, 1.0, 2.0, 10.0]), "b": np.array([5.0, 4.0, 6.0])}
+    medians = Medians(draws)
+    assert len(medians) == 2 and list(medians) == ["a", "b"]
+    assert dict(medians) == {"a": 2.5, "b": 5.0}
+    assert medians == {"a": median(draws["a"]), "b": median(draws["b"])}
+    cluster = five_sites_analysis().chosen.clusters[0]
+    assert max(cluster.first_reply_ms.values()) > 0.0
+
+
+def test_pair_draws_of_an_estimated_link_are_the_quantiles_at_each_draws_level() -> None:
+    # The levels are read in ascending order and put back at their draws: the same values,
+    # draw by draw, as quantiles_at at the levels in draw order (20,000 draws take the radix
+    # order, 2,000 argsort's).
+    from advisor.engine import evaluator as evaluator_module
+    from advisor.model import galera, pipeline
+    from advisor.model.rtt import quantiles_at
+
+    loaded = five_sites()
+    links = tuple(gather_links(loaded))
+    sizes = writeset_sizes(loaded.topology)
+    for draws in (20_000, 2_000):
+        ev = Evaluator(loaded.topology, links, writeset_bytes=sizes, draws=draws)
+        low, high = ev._anchor_bytes
+        link = ev.link("paris", "sydney")
+        assert link.rtt.basis == "percentiles"
+        dists = [link.rtt, *(link.writeset_rtt(size)[0] for size in (low, high))]
+        small, at_low, at_high = quantiles_at(dists, galera.uniforms("paris", "sydney", draws))
+        at_burst = pipeline.rtt_at_bytes(
+            ev._bursts, low, at_low.astype(np.float32), high, at_high, small.astype(np.float32)
+        )
+        drawn = ev.pair_draws("sydney", "paris")
+        assert np.array_equal(drawn[0], small.astype(np.float32))
+        assert np.array_equal(drawn[1], at_burst.astype(np.float32))
+        order = evaluator_module._ascending_order("paris", "sydney", draws)
+        levels = galera.uniforms("paris", "sydney", draws)[order]
+        assert np.all(levels[1:] >= levels[:-1]) and not order.flags.writeable
