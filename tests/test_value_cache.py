@@ -64,6 +64,7 @@ def pair_draws(sites, bandwidth, p99_bytes, draws):
 
 def empty_caches():
     evaluator_module._PAIR_DRAWS.clear()
+    evaluator_module._MANY_PAIR_DRAWS.clear()
 
 
 def assert_same(got, want):
@@ -91,8 +92,9 @@ def test_a_kept_value_is_never_another_inputs(change):
 def test_kept_draws_follow_each_draws_burst_not_only_the_anchors():
     # Both write-set distributions reach the send window's burst (4 x 32,728 bytes) and
     # share their p50: the anchors are equal, only the bursts of single draws differ.
-    base = {**BASE, "p99_bytes": 2_000_000}
-    changed = {**BASE, "p99_bytes": 4_000_000}
+    # At the full 20,000 draws: the cache of many draws.
+    base = {**BASE, "p99_bytes": 2_000_000, "draws": 20_000}
+    changed = {**base, "p99_bytes": 4_000_000}
     anchors = []
     for sizes in (base, changed):
         loaded = parse_topology(topology_text(sizes["sites"], None, sizes["p99_bytes"]))
@@ -147,6 +149,3 @@ def test_a_value_cache_drops_the_least_recently_used_within_its_bounds():
     assert (len(cache), cache.held_bytes, cache.get("d")) == (1, 95, "D")
     cache.put("e", "E", 101)  # larger than the budget: not kept
     assert (cache.get("e"), cache.get("d")) == (None, "D")
-    small: ValueCache[str] = ValueCache(max_entries=2, max_bytes=100, max_entry_bytes=20)
-    small.put("f", "F", 21)
-    assert (len(small), small.get("f")) == (0, None)

@@ -164,12 +164,13 @@ class Evaluator:
         if value is None:
             return self._drawn_pair(a, b, link)
         key = (*sorted((a, b)), self.draws, *value, *self._anchor_bytes, self._bursts_key)
-        pair = _PAIR_DRAWS.get(key)
+        kept = _PAIR_DRAWS if self.draws <= _FEW_DRAWS else _MANY_PAIR_DRAWS
+        pair = kept.get(key)
         if pair is None:
             pair = self._drawn_pair(a, b, link)
             for values in pair:
                 values.setflags(write=False)
-            _PAIR_DRAWS.put(key, pair, sum(values.nbytes for values in pair))
+            kept.put(key, pair, sum(values.nbytes for values in pair))
         return pair
 
     def _lan_pair(self, a: str) -> tuple[FloatArray, FloatArray]:
@@ -619,13 +620,15 @@ class Evaluator:
 
 ChannelFigures = tuple[dict[str, float], dict[str, float], dict[str, float], float]
 
-# Pair draws of estimated links kept across evaluators (Evaluator._kept_pair): 8 bytes a
-# draw. Only those of at most 4,096 draws (the grouping screen's and the estimate ends'
-# 2,000: 16 kB for about 0.2 ms of work) are kept; a full 20,000 holds 160 kB for about
-# 0.7 ms, a third of the work saved per byte. In a fleet of 1,000 topologies over 30
-# cities a worker meets about 1,400 such keys (435 pairs, each at its estimate and both
-# ends): at most 1,024 entries, 16 MB.
-_PAIR_DRAWS: ValueCache[tuple[FloatArray, FloatArray]] = ValueCache(1024, 16 * 2**20, 32 * 2**10)
+# Pair draws of estimated links kept across evaluators (Evaluator._kept_pair), 8 bytes a
+# draw. In a fleet of 1,000 topologies over 30 cities a worker meets about 1,400 keys of
+# the grouping screen's and the estimate ends' 2,000 draws (435 pairs, each at its estimate
+# and both ends; 16 kB for about 0.2 ms of work each) and about 470 of the full 20,000
+# (160 kB for about 0.7 ms): at most 1,024 entries (16 MB) of the few draws and 256
+# (40 MB) of the many.
+_FEW_DRAWS = 4_096
+_PAIR_DRAWS: ValueCache[tuple[FloatArray, FloatArray]] = ValueCache(1024, 16 * 2**20)
+_MANY_PAIR_DRAWS: ValueCache[tuple[FloatArray, FloatArray]] = ValueCache(256, 40 * 2**20)
 # The per-draw bursts a pair's draws were made at, as a key: each distinct array's bytes
 # once (every evaluator of the same workload and options has equal ones).
 _BURSTS: ValueCache[tuple[str, tuple[int, ...], bytes]] = ValueCache(8, 8 * 2**20)

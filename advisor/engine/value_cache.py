@@ -20,15 +20,11 @@ V = TypeVar("V")
 
 
 class ValueCache(Generic[V]):
-    """Least recently used values by key, at most ``max_entries`` and ``max_bytes``; a
-    value larger than ``max_entry_bytes`` (default: ``max_bytes``) is not kept."""
+    """Least recently used values by key, at most ``max_entries`` and ``max_bytes``."""
 
-    def __init__(
-        self, max_entries: int, max_bytes: int, max_entry_bytes: int | None = None
-    ) -> None:
+    def __init__(self, max_entries: int, max_bytes: int) -> None:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
-        self.max_entry_bytes = max_bytes if max_entry_bytes is None else max_entry_bytes
         self._entries: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()
         self._bytes = 0
 
@@ -50,9 +46,9 @@ class ValueCache(Generic[V]):
 
     def put(self, key: Hashable, value: V, size_bytes: int) -> None:
         """Keep ``value`` (``size_bytes`` of memory) for ``key``, dropping the least
-        recently used entries beyond the bounds; a value larger than ``max_entry_bytes``
-        or the whole budget is not kept."""
-        if size_bytes > min(self.max_bytes, self.max_entry_bytes):
+        recently used entries beyond the bounds; a value larger than the whole budget is
+        not kept."""
+        if size_bytes > self.max_bytes:
             return
         old = self._entries.pop(key, None)
         if old is not None:
