@@ -38,6 +38,7 @@ from advisor.engine.metrics import (
     summarise,
     worst,
 )
+from advisor.engine.value_cache import ValueCache
 from advisor.engine.workload import WritesetSizes, writeset_size_draws, writeset_sizes
 from advisor.inputs.topology import Clients, HotRow, Topology
 from advisor.model import galera, pipeline, quorum, replication, tcp
@@ -136,6 +137,7 @@ class Evaluator:
             ),
             float(self._bursts.max()),
         )
+        self._bursts_key = _interned_bytes(self._bursts)
 
     # -- link lookups ----------------------------------------------------------------
 
@@ -148,28 +150,62 @@ class Evaluator:
         if key not in self._draws and self._reuse is not None and key not in self._moved:
             self._draws[key] = self._reuse.pair_draws(a, b)
         if key not in self._draws:
-            low, high = self._anchor_bytes
-            bursts, order = self._bursts, None
-            if a == b:
-                given = tuple(self.sites[a].lan_rtt_ms.given().items())
-                drawn: Sequence[FloatArray] = _lan_quantiles(a, self.draws, given, low, high)
-            else:
-                link = self.links[key]
-                small, at_low, at_high = link.rtt, *(link.writeset_rtt(s)[0] for s in (low, high))
-                dists = (small, at_low, at_high) if high > low else (small, at_low)
-                if all(dist.basis == "samples" for dist in dists):
-                    drawn = quantiles_at(dists, galera.uniforms(a, b, self.draws))
-                else:  # read at ascending levels: see _ascending_order
-                    order = _ascending_order(*sorted((a, b)), self.draws)
-                    drawn = quantiles_at(dists, galera.uniforms(a, b, self.draws)[order])
-                    bursts = bursts[order]
-            # float32, as galera.draw_pair draws them
-            small_draws, low_draws = (cast(FloatArray, d.astype(np.float32)) for d in drawn[:2])
-            high_draws = drawn[2] if high > low else low_draws
-            at_burst = pipeline.rtt_at_bytes(bursts, low, low_draws, high, high_draws, small_draws)
-            pair = (small_draws, cast(FloatArray, at_burst.astype(np.float32)))
-            self._draws[key] = pair if order is None else _to_draw_order(pair, order)
+            self._draws[key] = (
+                self._lan_pair(a) if a == b else self._kept_pair(a, b, self.links[key])
+            )
         return self._draws[key]
+
+    def _kept_pair(self, a: str, b: str, link: LinkEvidence) -> tuple[FloatArray, FloatArray]:
+        """A pair's draws, kept across evaluators (a fleet worker's topologies) where the
+        link's round trips follow from plain values (``LinkEvidence.value_key``): the draws
+        are those of the two names (common random numbers), the link's values, the anchor
+        bursts, each draw's burst and the number of draws, and the key holds them all."""
+        value = link.value_key
+        if value is None:
+            return self._drawn_pair(a, b, link)
+        key = (*sorted((a, b)), self.draws, *value, *self._anchor_bytes, self._bursts_key)
+        kept = _PAIR_DRAWS if self.draws <= _FEW_DRAWS else _MANY_PAIR_DRAWS
+        pair = kept.get(key)
+        if pair is None:
+            pair = self._drawn_pair(a, b, link)
+            for values in pair:
+                values.setflags(write=False)
+            kept.put(key, pair, sum(values.nbytes for values in pair))
+        return pair
+
+    def _lan_pair(self, a: str) -> tuple[FloatArray, FloatArray]:
+        """Draws of round trips inside site ``a`` (its LAN quantiles are kept already)."""
+        low, high = self._anchor_bytes
+        given = tuple(self.sites[a].lan_rtt_ms.given().items())
+        drawn = _lan_quantiles(a, self.draws, given, low, high)
+        return self._at_bursts(drawn, self._bursts, None)
+
+    def _drawn_pair(self, a: str, b: str, link: LinkEvidence) -> tuple[FloatArray, FloatArray]:
+        """Draws of the link between sites a and b, at their common random levels."""
+        low, high = self._anchor_bytes
+        bursts, order = self._bursts, None
+        small, at_low, at_high = link.rtt, *(link.writeset_rtt(s)[0] for s in (low, high))
+        dists = (small, at_low, at_high) if high > low else (small, at_low)
+        if all(dist.basis == "samples" for dist in dists):
+            drawn = quantiles_at(dists, galera.uniforms(a, b, self.draws))
+        else:  # read at ascending levels: see _ascending_order
+            order = _ascending_order(*sorted((a, b)), self.draws)
+            drawn = quantiles_at(dists, galera.uniforms(a, b, self.draws)[order])
+            bursts = bursts[order]
+        return self._at_bursts(drawn, bursts, order)
+
+    def _at_bursts(
+        self, drawn: Sequence[FloatArray], bursts: FloatArray, order: Order | None
+    ) -> tuple[FloatArray, FloatArray]:
+        """(small, write-set at each draw's burst) from the quantiles ``drawn`` (small, and
+        at the anchor bursts), in draw order."""
+        low, high = self._anchor_bytes
+        # float32, as galera.draw_pair draws them
+        small_draws, low_draws = (cast(FloatArray, d.astype(np.float32)) for d in drawn[:2])
+        high_draws = drawn[2] if high > low else low_draws
+        at_burst = pipeline.rtt_at_bytes(bursts, low, low_draws, high, high_draws, small_draws)
+        pair = (small_draws, cast(FloatArray, at_burst.astype(np.float32)))
+        return pair if order is None else _to_draw_order(pair, order)
 
     def _relay_ms(self, site: str) -> float:
         """The relay hop into ``site``'s segment: the median of its LAN draws [ms], as
@@ -583,6 +619,29 @@ class Evaluator:
 
 
 ChannelFigures = tuple[dict[str, float], dict[str, float], dict[str, float], float]
+
+# Pair draws of estimated links kept across evaluators (Evaluator._kept_pair), 8 bytes a
+# draw. In a fleet of 1,000 topologies over 30 cities a worker meets about 1,400 keys of
+# the grouping screen's and the estimate ends' 2,000 draws (435 pairs, each at its estimate
+# and both ends; 16 kB for about 0.2 ms of work each) and about 470 of the full 20,000
+# (160 kB for about 0.7 ms): at most 1,024 entries (16 MB) of the few draws and 256
+# (40 MB) of the many.
+_FEW_DRAWS = 4_096
+_PAIR_DRAWS: ValueCache[tuple[FloatArray, FloatArray]] = ValueCache(1024, 16 * 2**20)
+_MANY_PAIR_DRAWS: ValueCache[tuple[FloatArray, FloatArray]] = ValueCache(256, 40 * 2**20)
+# The per-draw bursts a pair's draws were made at, as a key: each distinct array's bytes
+# once (every evaluator of the same workload and options has equal ones).
+_BURSTS: ValueCache[tuple[str, tuple[int, ...], bytes]] = ValueCache(8, 8 * 2**20)
+
+
+def _interned_bytes(values: FloatArray) -> tuple[str, tuple[int, ...], bytes]:
+    """``values`` as a plain key (dtype, shape, bytes), the same object for equal arrays."""
+    key = (values.dtype.str, values.shape, values.tobytes())
+    kept = _BURSTS.get(key)
+    if kept is None:
+        _BURSTS.put(key, key, values.nbytes)
+        return key
+    return kept
 
 
 @functools.lru_cache(maxsize=4096)

@@ -27,6 +27,7 @@ __all__ = [
 import itertools
 import math
 import os
+import weakref
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -113,10 +114,24 @@ def estimate_distribution(p50_ms: float) -> RttDistribution:
     One shape for every estimate, scaled to its p50: the provider backbones' median tail,
     p95 = 1.056 x p50 (``physics.ESTIMATE_P95_OVER_P50``), flat beyond (nothing past p95 is
     claimed). The ends of an estimate's range use the same shape at their own p50.
+    A function of the p50 alone: :func:`estimated_p50_ms` tells it back.
     """
-    return RttDistribution.from_percentiles(
+    distribution = RttDistribution.from_percentiles(
         {"p50": p50_ms, "p95": p50_ms * physics.ESTIMATE_P95_OVER_P50}
     )
+    _ESTIMATE_P50_MS[distribution] = float(p50_ms)
+    return distribution
+
+
+def estimated_p50_ms(distribution: RttDistribution) -> float | None:
+    """The p50 [ms] whose :func:`estimate_distribution` ``distribution`` is (this very
+    object, not an equal one), None for any other distribution."""
+    return _ESTIMATE_P50_MS.get(distribution)
+
+
+# Each estimate distribution's p50 by the object itself, for as long as it lives: a
+# distribution never changes, so whatever holds it holds the estimate at that p50.
+_ESTIMATE_P50_MS: weakref.WeakKeyDictionary[RttDistribution, float] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -145,6 +160,20 @@ class LinkEvidence:
         if self.rtt_source != "estimated":
             return self
         return replace(self, rtt=estimate_distribution(p50_ms), _writeset_cache={})
+
+    @property
+    def value_key(self) -> tuple[float, float] | None:
+        """What this link's round trips follow from, as plain values, where that is all:
+        an estimated link without measurements is its estimate's p50 [ms] and its bandwidth
+        [Mbit/s] (its RTT is ``estimate_distribution(p50)``, its write-set round trips the
+        TCP model over it). None for any other link: its values are not kept across
+        topologies (``Evaluator.pair_draws``)."""
+        if self.measurements:
+            return None
+        p50_ms = estimated_p50_ms(self.rtt)
+        if p50_ms is None or not (math.isfinite(p50_ms) and p50_ms > 0.0):
+            return None  # a zero's sign, or a NaN, is no key
+        return p50_ms, float(self.effective_bandwidth_mbps)
 
     @property
     def icmp_only(self) -> bool:
