@@ -13,9 +13,9 @@ from __future__ import annotations
 __all__ = ["Evaluator"]
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import cast
+from typing import Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -278,17 +278,8 @@ class Evaluator:
     def _commit(
         self, sites: tuple[str, ...], arbitrator: str | None, writers: tuple[str, ...]
     ) -> dict[str, FloatArray]:
-        members = {
-            s: n for s, n in ((s, len(w)) for s, w in self._members(sites, arbitrator).items())
-        }
-        spec = galera.Cluster(members, segments=self.segments and len(members) > 1)
-        paths = galera.commit_latency_draws(
-            spec,
-            writers,
-            self.pair_draws,
-            local_commit_ms=self.local_commit_ms,
-            relay_ms={s: self._relay_ms(s) for s in spec.sites},
-        )
+        members = {s: len(w) for s, w in self._members(sites, arbitrator).items()}
+        paths = self._paths_of(galera.commit_latency_draws, members, writers)
         replies = [self._first_reply(members, w) for w in writers]
         for w, reply in zip(writers, replies, strict=True):
             self._paths[(frozenset(sites), arbitrator, w)] = (paths[w], reply)
@@ -478,6 +469,21 @@ class Evaluator:
         conflicts = galera.conflict_rate_per_s(rates, windows) if rates else 0.0
         return HotRowEval(row, writers, owner, index, commit, spans, routed, conflicts, in_step)
 
+    def _paths_of(
+        self, paths: CommitPaths, members: dict[str, int], writers: Sequence[str]
+    ) -> dict[str, FloatArray]:
+        """One commit path's draws (lone writers or writers in step) for ``writers`` of a
+        cluster of ``members`` (site -> voting members), one gmcast.segment per site unless
+        the user pins one, each site's relay hop its LAN median."""
+        spec = galera.Cluster(members, segments=self.segments and len(members) > 1)
+        return paths(
+            spec,
+            writers,
+            self.pair_draws,
+            local_commit_ms=self.local_commit_ms,
+            relay_ms={s: self._relay_ms(s) for s in spec.sites},
+        )
+
     def _in_step_commit(self, cluster: ClusterEval, writers: tuple[str, ...]) -> Percentiles:
         """A row's commit at the writer site of the highest p50 in one cluster, clients in
         step (:func:`galera.in_step_commit_draws`): the losers of each round retry at once,
@@ -488,14 +494,7 @@ class Evaluator:
             members = {
                 s: len(w) for s, w in self._members(cluster.sites, cluster.arbitrator).items()
             }
-            spec = galera.Cluster(members, segments=self.segments and len(members) > 1)
-            paths = galera.in_step_commit_draws(
-                spec,
-                writers,
-                self.pair_draws,
-                local_commit_ms=self.local_commit_ms,
-                relay_ms={s: self._relay_ms(s) for s in spec.sites},
-            )
+            paths = self._paths_of(galera.in_step_commit_draws, members, writers)
             self._in_step[key] = max(
                 (
                     summarise(self._pipelined(paths[w], self._paths[(key[0], key[1], w)][1]))
@@ -619,6 +618,21 @@ class Evaluator:
 
 
 ChannelFigures = tuple[dict[str, float], dict[str, float], dict[str, float], float]
+
+
+class CommitPaths(Protocol):
+    """:func:`galera.commit_latency_draws` or :func:`galera.in_step_commit_draws`."""
+
+    def __call__(
+        self,
+        cluster: galera.Cluster,
+        writers: Sequence[str],
+        pair_draws: galera.PairDraws,
+        *,
+        local_commit_ms: float = ...,
+        relay_ms: Mapping[str, float] | None = ...,
+    ) -> dict[str, FloatArray]: ...
+
 
 # Pair draws of estimated links kept across evaluators (Evaluator._kept_pair), 8 bytes a
 # draw. In a fleet of 1,000 topologies over 30 cities a worker meets about 1,400 keys of
