@@ -37,9 +37,12 @@ NEXT = {
         "pure-Python YAML loader, numpy.ma, the collector over the start-up's objects, "
         "pydantic's plugin scan and importlib.metadata with email, string annotations in "
         "the models. Deferring the models' builds was measured slower (a model a run also "
-        "uses alone is built twice). Next: the engine's call on small topologies (its draws "
-        "and rules) and its modules' dataclasses; below 1.5x of the bare imports needs the "
-        "command's input and output checked without building pydantic models at start-up"
+        "uses alone is built twice). The detail gives the floor: the bare imports and one "
+        "trivial pydantic model built and used already exceed 1.5x (pydantic's model "
+        "machinery is imported on the first model), so 1.5x needs the command's input and "
+        "output checked without pydantic models, against the design card's choice of "
+        "pydantic: a decision for the maintainers (issue 13). Next within it: the engine's "
+        "call on small topologies and its modules' dataclasses"
     ),
     "startup": "the detail lists what recommend imports beyond the bare three; see `cli`",
     "many_sites_time": (
@@ -59,12 +62,14 @@ NEXT = {
     "pingparsing": "see where the time goes above; parse_file is vectorised over bytes",
     "sweep": "the sweep should be one numpy expression per option; see the profile above",
     "fleet": (
-        "a small topology costs about 80 ms of CPU on this machine: the verdict redone at "
-        "both ends of every estimate's range on the screening draws (about 45 %; every link "
-        "of a generated fleet topology is estimated, so the reuse of untouched pairs rarely "
-        "applies), the commit draws (about 28 ms, 17 of them the pairs'), the rules' "
-        "evaluation (about 17 ms) and percentiles. Next: judge the ends only for the options "
-        "a flip could concern (the chosen and the runner-up), fewer Python calls per rule"
+        "a small topology costs about 45 to 50 ms of CPU on this machine, most of it the "
+        "clusters the grouping search evaluates, for the verdict and again at both ends of "
+        "every estimate's range (every link of a generated fleet topology is estimated): "
+        "the commit paths (about a third), percentiles (about an eighth), pair draws (about "
+        "a tenth, most of them from the by-value cache of estimated links). Next: keep whole "
+        "cluster evaluations by value across a worker's topologies (the key: the sites' "
+        "evidence, members, arbitrator candidates and workload), or bound which options an "
+        "end of a range can flip before judging it"
     ),
 }
 
