@@ -291,6 +291,10 @@ def _end_ms(estimate: RttEstimate, end: str) -> float:
 def _candidates(
     evaluator: Evaluator, screen: Evaluator, rules: Mapping[str, Rule], base: Context
 ) -> list[Option]:
+    """The options judged: one cluster, a cluster per site, the best grouping. The search
+    asks only whether its candidates block (``blocks`` builds no finding), so they leave out
+    the commit of writers in step; the options judged have it, as every rule may read it
+    (a rule pack may make HOT-ROW-CONFLICTS a blocker)."""
     sites = evaluator.data_sites
     options = [evaluator.option("single_cluster", [sites])]
     if len(sites) > 1:
@@ -312,15 +316,17 @@ def _candidates(
         key = frozenset(group)
         if key not in judged:
             judged[key] = not any(
-                blocked(judge.option("grouped_clusters", [group]), local_rules) for judge in judges
+                blocked(judge.option("grouped_clusters", [group], in_step=False), local_rules)
+                for judge in judges
             )
         return judged[key]
 
     def spans_ok(partition: list[tuple[str, ...]]) -> bool:
-        return not blocked(screen.option("grouped_clusters", partition), cross_rules)
+        return not blocked(screen.option("grouped_clusters", partition, in_step=False), cross_rules)
 
     def score(partition: list[tuple[str, ...]]) -> float:
-        return screen.option("grouped_clusters", partition).commit_latency_ms.get("p50", 0.0)
+        option = screen.option("grouped_clusters", partition, in_step=False)
+        return option.commit_latency_ms.get("p50", 0.0)
 
     distance = evaluator.median_rtt_ms
 

@@ -265,3 +265,19 @@ def test_a_row_written_on_every_node_turns_over_at_the_pace_of_writers_in_step()
 def test_a_row_written_at_one_site_has_no_multi_writer_bound():
     result = run(lab_three_nodes("{name: counter, updates_per_s: 10, writer_sites: [n1]}"))
     assert result.hot_rows[0].max_updates_per_s_multi_writer == {}
+
+
+def test_a_rule_pack_that_makes_conflicts_a_blocker_still_gets_the_in_step_bound(tmp_path):
+    # The grouping search's candidates leave out the commit of writers in step (no blocker
+    # reads it by default); a pack that makes HOT-ROW-CONFLICTS a blocker must still get its
+    # figure in the findings of the options judged, at both ends of any range too.
+    (tmp_path / "conflicts.yaml").write_text("id: HOT-ROW-CONFLICTS\nseverity: blocker\n")
+    topology = parse_topology(textwrap.dedent(lab_three_nodes("{name: c, updates_per_s: 70}")))
+    result = recommend(topology, rules_dirs=[tmp_path])
+    found = next(
+        f for f in result.findings if f.rule == "HOT-ROW-CONFLICTS" and f.option == "single_cluster"
+    )
+    assert found.severity == "blocker"
+    assert found.values["multi_writer_bound_per_s"] == pytest.approx(
+        result.hot_rows[0].max_updates_per_s_multi_writer["single_cluster"], abs=0.01
+    )

@@ -370,11 +370,20 @@ class Evaluator:
 
     # -- options ---------------------------------------------------------------------
 
-    def option(self, architecture: Architecture, partition: Sequence[Sequence[str]]) -> Option:
+    def option(
+        self,
+        architecture: Architecture,
+        partition: Sequence[Sequence[str]],
+        *,
+        in_step: bool = True,
+    ) -> Option:
         """Evaluate one partition of the data sites into clusters.
 
         A partial partition (one candidate group of the grouping search) judges only the hot
         rows its groups own, and has a throughput only when it holds the clients' site.
+        ``in_step=False`` leaves out the commit of writers in step of hot rows written at
+        several sites of a cluster (``HotRowEval.in_step_commit_ms`` None): a warning's and
+        the report's figure, which the search's judgements by blockers never read.
         """
         # Sites within a group, and groups, in declaration order.
         groups = tuple(
@@ -385,7 +394,7 @@ class Evaluator:
         )
         bare = Option(architecture, groups, tuple(self.cluster(g) for g in groups))
         hot_rows = tuple(
-            self._hot_row(bare, row)
+            self._hot_row(bare, row, in_step)
             for row in self.topology.workload.hot_rows
             if any(self._owner(row) in g for g in groups)
         )
@@ -446,7 +455,7 @@ class Evaluator:
         """The site that owns a row: its first writer site (declaration order by default)."""
         return (row.writer_sites or self.writing or self.data_sites)[0]
 
-    def _hot_row(self, option: Option, row: HotRow) -> HotRowEval:
+    def _hot_row(self, option: Option, row: HotRow, in_step: bool) -> HotRowEval:
         writers = tuple(row.writer_sites or self.writing)
         owner = self._owner(row)
         index = option.cluster_of(owner)
@@ -457,7 +466,11 @@ class Evaluator:
             if in_cluster
             else cluster.commit_percentiles()
         )
-        in_step = self._in_step_commit(cluster, tuple(in_cluster)) if len(in_cluster) > 1 else None
+        stepping = (
+            self._in_step_commit(cluster, tuple(in_cluster))
+            if in_step and len(in_cluster) > 1
+            else None
+        )
         spans = any(w not in cluster.sites for w in writers)
         routed = {w: self.median_rtt_ms(w, owner) for w in writers if w not in cluster.sites}
         # Writers at several sites of one cluster write on several members: each site's
@@ -467,7 +480,7 @@ class Evaluator:
         )
         windows = [median(cluster.commit_ms[w]) for w in in_cluster] if rates else []
         conflicts = galera.conflict_rate_per_s(rates, windows) if rates else 0.0
-        return HotRowEval(row, writers, owner, index, commit, spans, routed, conflicts, in_step)
+        return HotRowEval(row, writers, owner, index, commit, spans, routed, conflicts, stepping)
 
     def _paths_of(
         self, paths: CommitPaths, members: dict[str, int], writers: Sequence[str]
