@@ -8,6 +8,7 @@ legs are halves of small round trips, plus the local commit (1 ms).
 from __future__ import annotations
 
 import math
+from itertools import combinations
 
 import numpy as np
 import pytest
@@ -298,3 +299,45 @@ def test_async_lag_is_half_a_round_trip_plus_apply():
     # 80 / 2 + 1 = 41 ms; with no apply time 40 ms.
     assert galera.async_lag_ms(80.0) == pytest.approx(41.0)
     assert galera.async_lag_ms(80.0, apply_ms=0.0) == pytest.approx(40.0)
+
+
+def test_writers_in_step_match_the_paths_spelt_out_on_random_links():
+    # Four one-member sites, random round trips per draw; writers a, b, c in step, d idle.
+    # By hand: each member k's covering message leaves at 0 at a writer site other than w,
+    # else when the first message covering the seqno reaches it (w's write set, or a
+    # writer site's message); w waits for the longest leave(k) + k -> j -> w, and for its
+    # write set's own w -> j -> w.
+    rng = np.random.default_rng(7)
+    names = "abcd"
+    draws = 6
+    small = {frozenset(p): rng.uniform(2, 80, draws) for p in combinations(names, 2)}
+    extra = {key: rng.uniform(0, 20, draws) for key in small}
+
+    def pair_draws(x, y):
+        if x == y:
+            zero = np.zeros(draws, dtype=np.float32)
+            return zero, zero
+        key = frozenset((x, y))
+        return small[key].astype(np.float32), (small[key] + extra[key]).astype(np.float32)
+
+    writers = ["a", "b", "c"]
+    got = galera.in_step_commit_draws(
+        Cluster(dict.fromkeys(names, 1), segments=False), writers, pair_draws
+    )
+    for w in writers:
+        for d in range(draws):
+
+            def half(x, y, d=d):
+                return 0.0 if x == y else float(pair_draws(x, y)[0][d]) / 2
+
+            def leg(k, w=w, d=d):
+                return float(pair_draws(w, k)[1][d]) - half(w, k)
+
+            others = [k for k in names if k != w]
+            leave = {
+                k: 0.0 if k in writers else min([leg(k)] + [half(p, k) for p in writers if p != w])
+                for k in others
+            }
+            middle = max(leave[k] + half(k, j) + half(j, w) for k in others for j in others)
+            own = max(leg(j) + half(j, w) for j in others)
+            assert got[w][d] == pytest.approx(max(middle, own) + galera.LOCAL_COMMIT_MS, rel=1e-5)

@@ -372,6 +372,19 @@ def _block_paths(
     return found
 
 
+def _two_least(
+    values: npt.NDArray[np.float32],
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.intp]]:
+    """Along axis 0 of (k, ...): the least value, the runner-up (the least of the others) and
+    where the least is; reductions, not accumulations (numpy's accumulate along the first
+    axis is several times slower)."""
+    where = values.argmin(axis=0)
+    least = np.take_along_axis(values, where[None], axis=0)[0]
+    others = values.copy()
+    np.put_along_axis(others, where[None], np.inf, axis=0)
+    return least, others.min(axis=0), where
+
+
 def _max_plus_square(h: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """(s, s, b): ``two[k, w] = max_j h[k, j] + h[j, w]`` for a symmetric ``h``; each pair
     once (row k against the rows w >= k, as h[j, w] = h[w, j])."""
@@ -493,8 +506,9 @@ def _in_step_paths(
 
     The path's middle ``k -> j -> w`` is the max-plus square shared by every writer (as in
     :func:`_longest_paths_shared`, value for value); the first covering message to reach a
-    member from another writer site is the least over the writer sites before and after w
-    (prefix and suffix minima), so the work per writer is linear in the members.
+    member from another writer site is the least over the writer sites but w's, read from
+    the least and the runner-up of all of them, so the work per writer is linear in the
+    members.
     """
     n, draws = len(counts), drawn.size
     idx = np.arange(n)
@@ -506,17 +520,15 @@ def _in_step_paths(
         two = _max_plus_square(h)
         # From each writer site into each member's segment (through its relay).
         sent = h[list(writers)] + relay[None, :, None]
-        before = np.minimum.accumulate(sent, axis=0)
-        after = np.minimum.accumulate(sent[::-1], axis=0)[::-1]
+        first_heard, runner_up, heard_from = _two_least(sent)
         for number, w in enumerate(writers):
             others = counts - (idx == w)
             s_w, first, back = _legs(drawn.small[w], drawn.writeset[w], w, others, relay, block)
             inner = two[:, w].copy()
             rest = idx != w
             _own_row(h[w, rest], s_w, back, w, others, rest, inner[w])
-            ends = [before[number - 1]] if number else []
-            ends += [after[number + 1]] if number + 1 < len(writers) else []
-            heard = ends[0] if len(ends) == 1 else np.minimum(ends[0], ends[1])
+            # The least over the other writer sites: the runner-up where w's is the least.
+            heard = np.where(heard_from == number, runner_up, first_heard)
             leave = np.minimum(first, heard)
             leave[[p for p in writers if p != w]] = 0.0  # the members in step send at once
             leave[others <= 0] = -np.inf
