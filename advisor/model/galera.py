@@ -372,17 +372,26 @@ def _block_paths(
     return found
 
 
-def _two_least(
+def _least_of_others(
     values: npt.NDArray[np.float32],
-) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.intp]]:
-    """Along axis 0 of (k, ...): the least value, the runner-up (the least of the others) and
-    where the least is; reductions, not accumulations (numpy's accumulate along the first
-    axis is several times slower)."""
-    where = values.argmin(axis=0)
-    least = np.take_along_axis(values, where[None], axis=0)[0]
-    others = values.copy()
-    np.put_along_axis(others, where[None], np.inf, axis=0)
-    return least, others.min(axis=0), where
+) -> list[npt.NDArray[np.float32] | None]:
+    """For each i along axis 0 of (k, ...), the least of the others (None when k == 1):
+    prefix and suffix minima, one elementwise minimum each (numpy's accumulate and argmin
+    along the first axis take several times as long)."""
+    count = len(values)
+    before: list[npt.NDArray[np.float32] | None] = [None]
+    for i in range(1, count):
+        last = before[-1]
+        before.append(values[i - 1] if last is None else np.minimum(last, values[i - 1]))
+    after: list[npt.NDArray[np.float32] | None] = [None]
+    for i in range(count - 2, -1, -1):
+        last = after[-1]
+        after.append(values[i + 1] if last is None else np.minimum(last, values[i + 1]))
+    after.reverse()
+    return [
+        b if a is None else a if b is None else np.minimum(b, a)
+        for b, a in zip(before, after, strict=True)
+    ]
 
 
 def _max_plus_square(h: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -506,9 +515,8 @@ def _in_step_paths(
 
     The path's middle ``k -> j -> w`` is the max-plus square shared by every writer (as in
     :func:`_longest_paths_shared`, value for value); the first covering message to reach a
-    member from another writer site is the least over the writer sites but w's, read from
-    the least and the runner-up of all of them, so the work per writer is linear in the
-    members.
+    member from another writer site is the least over the writer sites but w's (prefix and
+    suffix minima), so the work per writer is linear in the members.
     """
     n, draws = len(counts), drawn.size
     idx = np.arange(n)
@@ -520,16 +528,15 @@ def _in_step_paths(
         two = _max_plus_square(h)
         # From each writer site into each member's segment (through its relay).
         sent = h[list(writers)] + relay[None, :, None]
-        first_heard, runner_up, heard_from = _two_least(sent)
+        heard_of = _least_of_others(sent)
         for number, w in enumerate(writers):
             others = counts - (idx == w)
             s_w, first, back = _legs(drawn.small[w], drawn.writeset[w], w, others, relay, block)
             inner = two[:, w].copy()
             rest = idx != w
             _own_row(h[w, rest], s_w, back, w, others, rest, inner[w])
-            # The least over the other writer sites: the runner-up where w's is the least.
-            heard = np.where(heard_from == number, runner_up, first_heard)
-            leave = np.minimum(first, heard)
+            heard = heard_of[number]  # None only with one writer site (not taken here)
+            leave = first if heard is None else np.minimum(first, heard)
             leave[[p for p in writers if p != w]] = 0.0  # the members in step send at once
             leave[others <= 0] = -np.inf
             waits = np.maximum((leave + inner).max(axis=0), (first + back).max(axis=0))
