@@ -311,8 +311,11 @@ def _longest_paths_shared(
     writers: Sequence[int],
     counts: npt.NDArray[np.int_],
     relay: npt.NDArray[np.float32],
+    *,
+    in_step: bool = False,
 ) -> list[FloatArray]:
-    """Every writer's longest paths, as :func:`_writer_paths` computes them, value for value.
+    """Every writer's longest paths, as :func:`_writer_paths` computes them, value for value
+    (with ``in_step``, the waits of writers in step: :func:`in_step_commit_draws`).
 
     For a writer w and a member k != w, the middle of the path is ``max_j half(k, j) +
     back(j)``, where ``back(j)`` is bit for bit ``half(j, w)`` for j != w. The term j = w
@@ -331,7 +334,7 @@ def _longest_paths_shared(
     threads = _threads() if len(blocks) >= 2 * _THREADS else 1
 
     def paths_of(block: slice) -> list[npt.NDArray[np.float32]]:
-        return _block_paths(drawn, writers, counts, relay, idx, block)
+        return _block_paths(drawn, writers, counts, relay, idx, block, in_step)
 
     if threads > 1:
         # Blocks are independent and their numpy work releases the GIL: both cores, in blocks
@@ -357,18 +360,30 @@ def _block_paths(
     relay: npt.NDArray[np.float32],
     idx: npt.NDArray[np.int_],
     block: slice,
+    in_step: bool = False,
 ) -> list[npt.NDArray[np.float32]]:
-    """The longest paths of every writer over one block of draws."""
+    """The longest paths of every writer over one block of draws (with ``in_step``, of the
+    writers in step with each other)."""
     h = drawn.halves(counts, block)
     two = _max_plus_square(h)
+    # From each writer site into each member's segment (through its relay): the first
+    # covering message a member hears from a writer site other than w.
+    heard_of = _least_of_others(h[list(writers)] + relay[None, :, None]) if in_step else []
     found = []
-    for w in writers:
+    for number, w in enumerate(writers):
         others = counts - (idx == w)
         s_w, first, back = _legs(drawn.small[w], drawn.writeset[w], w, others, relay, block)
         inner = two[:, w].copy()
         rest = idx != w
         _own_row(h[w, rest], s_w, back, w, others, rest, inner[w])
-        found.append((first + inner).max(axis=0))
+        if not in_step:
+            found.append((first + inner).max(axis=0))
+            continue
+        heard = heard_of[number]
+        leave = first if heard is None else np.minimum(first, heard)
+        leave[[p for p in writers if p != w]] = 0.0  # the members in step send at once
+        leave[others <= 0] = -np.inf
+        found.append(np.maximum((leave + inner).max(axis=0), (first + back).max(axis=0)))
     return found
 
 
@@ -497,48 +512,9 @@ def in_step_commit_draws(
         )
     counts = np.array([cluster.members[s] for s in sites])
     drawn = _Draws(cluster, pair_draws)
-    paths = _in_step_paths(drawn, writer_sites, counts, _relays(cluster, drawn, relay_ms))
+    relay = _relays(cluster, drawn, relay_ms)
+    paths = _longest_paths_shared(drawn, writer_sites, counts, relay, in_step=True)
     result = {
         sites[w]: draws + local_commit_ms for w, draws in zip(writer_sites, paths, strict=True)
     }
     return {w: result[w] for w in writers}
-
-
-def _in_step_paths(
-    drawn: _Draws,
-    writers: Sequence[int],
-    counts: npt.NDArray[np.int_],
-    relay: npt.NDArray[np.float32],
-) -> list[FloatArray]:
-    """Each writer's wait with the members at the other ``writers`` in step
-    (:func:`in_step_commit_draws`), block by block of draws.
-
-    The path's middle ``k -> j -> w`` is the max-plus square shared by every writer (as in
-    :func:`_longest_paths_shared`, value for value); the first covering message to reach a
-    member from another writer site is the least over the writer sites but w's (prefix and
-    suffix minima), so the work per writer is linear in the members.
-    """
-    n, draws = len(counts), drawn.size
-    idx = np.arange(n)
-    out = [np.empty(draws) for _ in writers]
-    step = max(_BLOCK_VALUES // (n * n), 256)
-    for start in range(0, draws, step):
-        block = slice(start, start + step)
-        h = drawn.halves(counts, block)
-        two = _max_plus_square(h)
-        # From each writer site into each member's segment (through its relay).
-        sent = h[list(writers)] + relay[None, :, None]
-        heard_of = _least_of_others(sent)
-        for number, w in enumerate(writers):
-            others = counts - (idx == w)
-            s_w, first, back = _legs(drawn.small[w], drawn.writeset[w], w, others, relay, block)
-            inner = two[:, w].copy()
-            rest = idx != w
-            _own_row(h[w, rest], s_w, back, w, others, rest, inner[w])
-            heard = heard_of[number]  # None only with one writer site (not taken here)
-            leave = first if heard is None else np.minimum(first, heard)
-            leave[[p for p in writers if p != w]] = 0.0  # the members in step send at once
-            leave[others <= 0] = -np.inf
-            waits = np.maximum((leave + inner).max(axis=0), (first + back).max(axis=0))
-            out[number][block] = waits
-    return out
