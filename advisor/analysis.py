@@ -24,6 +24,7 @@ from advisor import verdict
 from advisor.engine.evaluator import Evaluator
 from advisor.engine.evidence import LinkEvidence, RttEstimate, gather_links
 from advisor.engine.grouping import best_partition
+from advisor.engine.memo import Memo
 from advisor.engine.metrics import ClusterEval, Option, Percentiles
 from advisor.engine.workload import WritesetSizes, writeset_sizes
 from advisor.errors import AdvisorError
@@ -139,8 +140,9 @@ def analyse(topology: LoadedTopology | str | Path, *, rules_dirs: RulesDirs = ()
     rules = load_rules(rules_dirs)
     links = tuple(gather_links(loaded))
     sizes = writeset_sizes(loaded.topology)
-    run = _analyse_links(loaded, rules, links, sizes)
-    ends = _estimate_ends(loaded, rules, links, sizes, run)
+    memo = Memo(loaded.topology)
+    run = _analyse_links(loaded, rules, links, sizes, memo)
+    ends = _estimate_ends(loaded, rules, links, sizes, run, memo)
     after = [rule_id for rule_id in sorted(rules) if rule_id in AFTER_VERDICT]
     findings = run.findings
     if after:  # in the registry's order: by rule id
@@ -153,7 +155,7 @@ def analyse(topology: LoadedTopology | str | Path, *, rules_dirs: RulesDirs = ()
         rules=rules,
         links=links,
         writeset_bytes=sizes,
-        provider_options=dict(evaluator.options),
+        provider_options=dict(evaluator.provider_options),
         data_sites=tuple(evaluator.data_sites),
         writing_sites=tuple(evaluator.writing),
         lan_commit_ms={site: evaluator.lan_commit_ms(site) for site in evaluator.data_sites},
@@ -169,7 +171,6 @@ class _Run:
     """The stages after the evidence, for one set of links."""
 
     evaluator: Evaluator
-    screen: Evaluator  # the evaluator on SCREEN_DRAWS (the same one when draws are that few)
     context: Context  # the options under judgement included
     options: tuple[Option, ...]
     findings: tuple[Finding, ...]  # every rule but those judged after the verdict
@@ -181,10 +182,10 @@ def _analyse_links(
     rules: Mapping[str, Rule],
     links: tuple[LinkEvidence, ...],
     sizes: WritesetSizes,
+    memo: Memo,
     *,
     draws: int | None = None,
     verdict_only: bool = False,
-    reuse: Evaluator | None = None,
 ) -> _Run:
     """Options, findings and the verdict for ``links``: the engine after the evidence.
 
@@ -192,16 +193,15 @@ def _analyse_links(
     ``AFTER_VERDICT``) let the ends of the estimates' range ask for the verdict alone: it
     reads only the blockers of the options (:func:`verdict.choose`), so only the rules of
     ``OPTION_SCOPES`` whose severity is blocker are run (a finding has its rule's severity).
-    ``reuse`` is the estimate's screen, whose clusters untouched by the moved links stand.
+    ``memo`` is the analysis's: every evaluation of it shares the pairs and clusters that
+    its links leave unchanged.
     """
     full = {} if draws is None else {"draws": draws}
-    evaluator = Evaluator(loaded.topology, links, writeset_bytes=sizes, reuse=reuse, **full)
+    evaluator = Evaluator(loaded.topology, links, writeset_bytes=sizes, memo=memo, **full)
     screen = (
         evaluator
         if draws is not None and draws <= SCREEN_DRAWS
-        else Evaluator(
-            loaded.topology, links, writeset_bytes=sizes, draws=SCREEN_DRAWS, reuse=evaluator
-        )
+        else Evaluator(loaded.topology, links, writeset_bytes=sizes, draws=SCREEN_DRAWS, memo=memo)
     )
     base = Context(
         topology=loaded.topology,
@@ -209,7 +209,7 @@ def _analyse_links(
         writeset_p50_bytes=sizes.p50_bytes,
         writeset_mean_bytes=sizes.mean_bytes,
         writeset_p99_bytes=sizes.p99_bytes,
-        provider_options=evaluator.options,
+        provider_options=evaluator.provider_options,
     )
     options = tuple(_candidates(evaluator, screen, rules, base))
     ids = (
@@ -224,7 +224,7 @@ def _analyse_links(
     context = replace(base, options=options)
     findings = tuple(evaluate(rules, context, ids))
     chosen = verdict.choose(options, findings, rules)
-    return _Run(evaluator, screen, context, options, findings, chosen)
+    return _Run(evaluator, context, options, findings, chosen)
 
 
 def verdict_label(option: Option) -> str:
@@ -243,6 +243,7 @@ def _estimate_ends(
     links: tuple[LinkEvidence, ...],
     sizes: WritesetSizes,
     estimate: _Run,
+    memo: Memo,
 ) -> dict[str, str]:
     """The verdict with every estimated link at each end of its range (empty if none counts).
 
@@ -276,9 +277,9 @@ def _estimate_ends(
             rules,
             at_end,
             sizes,
+            memo,
             draws=SCREEN_DRAWS,
             verdict_only=True,
-            reuse=estimate.screen,
         )
         ends[end] = verdict_label(run.chosen)
     return ends

@@ -1,9 +1,9 @@
 """The work the engine skips gives the answers the full work gives.
 
 The grouping search asks only whether a candidate blocks (``registry.blocks``), the ends of
-an estimate's range only for the verdict (blocker rules alone), and a cluster's first-reply
-medians are read when a rule asks (``metrics.Medians``). Each shortcut is checked here
-against the full computation on topologies where the answers differ between candidates.
+an estimate's range only for the verdict (blocker rules alone). Each shortcut is checked
+here against the full computation on topologies where the answers differ between
+candidates.
 """
 
 from __future__ import annotations
@@ -14,13 +14,11 @@ import textwrap
 from functools import cache
 from pathlib import Path
 
-import numpy as np
-
 from advisor import analysis as analysis_module
 from advisor.analysis import Analysis, analyse, verdict_label
 from advisor.engine.evaluator import Evaluator
 from advisor.engine.evidence import gather_links
-from advisor.engine.metrics import Medians, median
+from advisor.engine.memo import Memo
 from advisor.engine.workload import writeset_sizes
 from advisor.inputs.loading import LoadedTopology, load_topology, parse_topology
 from advisor.rules.context import Context
@@ -64,7 +62,7 @@ def _contexts(loaded: LoadedTopology) -> list[tuple[Context, str]]:
     links = tuple(gather_links(loaded))
     sizes = writeset_sizes(loaded.topology)
     ev = Evaluator(loaded.topology, links, writeset_bytes=sizes, draws=2_000)
-    base = Context(topology=loaded.topology, links=links, provider_options=ev.options)
+    base = Context(topology=loaded.topology, links=links, provider_options=ev.provider_options)
     sites = ev.data_sites
     found = []
     for size in range(1, len(sites) + 1):
@@ -109,7 +107,13 @@ def test_the_ends_verdict_with_blocker_rules_alone_is_the_verdict_with_every_rul
         )
         runs = [
             analysis_module._analyse_links(
-                loaded, rules, at_end, sizes, draws=analysis_module.SCREEN_DRAWS, verdict_only=only
+                loaded,
+                rules,
+                at_end,
+                sizes,
+                Memo(loaded.topology),
+                draws=analysis_module.SCREEN_DRAWS,
+                verdict_only=only,
             )
             for only in (True, False)
         ]
@@ -127,42 +131,3 @@ def test_a_verdict_that_differs_at_each_point_of_the_range_is_still_reported() -
     }
     (finding,) = [f for f in result.findings if f.rule == "ESTIMATE-FLIPS-VERDICT"]
     assert "at the high end, per_site_clusters" in finding.message
-
-
-def test_first_reply_medians_are_the_medians_of_the_draws_when_read() -> None:
-    draws = {"a": np.array([3.0, 1.0, 2.0, 10.0]), "b": np.array([5.0, 4.0, 6.0])}
-    medians = Medians(draws)
-    assert len(medians) == 2 and list(medians) == ["a", "b"]
-    assert dict(medians) == {"a": 2.5, "b": 5.0}
-    assert medians == {"a": median(draws["a"]), "b": median(draws["b"])}
-    cluster = five_sites_analysis().chosen.clusters[0]
-    assert max(cluster.first_reply_ms.values()) > 0.0
-
-
-def test_pair_draws_of_an_estimated_link_are_the_quantiles_at_each_draws_level() -> None:
-    # The levels are read in ascending order and put back at their draws: the same values,
-    # draw by draw, as quantiles_at at the levels in draw order (20,000 draws take the radix
-    # order, 2,000 argsort's).
-    from advisor.engine import evaluator as evaluator_module
-    from advisor.model import galera, pipeline
-    from advisor.model.rtt import quantiles_at
-
-    loaded = five_sites()
-    links = tuple(gather_links(loaded))
-    sizes = writeset_sizes(loaded.topology)
-    for draws in (20_000, 2_000):
-        ev = Evaluator(loaded.topology, links, writeset_bytes=sizes, draws=draws)
-        low, high = ev._anchor_bytes
-        link = ev.link("paris", "sydney")
-        assert link.rtt.basis == "percentiles"
-        dists = [link.rtt, *(link.writeset_rtt(size)[0] for size in (low, high))]
-        small, at_low, at_high = quantiles_at(dists, galera.uniforms("paris", "sydney", draws))
-        at_burst = pipeline.rtt_at_bytes(
-            ev._bursts, low, at_low.astype(np.float32), high, at_high, small.astype(np.float32)
-        )
-        drawn = ev.pair_draws("sydney", "paris")
-        assert np.array_equal(drawn[0], small.astype(np.float32))
-        assert np.array_equal(drawn[1], at_burst.astype(np.float32))
-        order = evaluator_module._ascending_order("paris", "sydney", draws)
-        levels = galera.uniforms("paris", "sydney", draws)[order]
-        assert np.all(levels[1:] >= levels[:-1]) and not order.flags.writeable

@@ -290,9 +290,9 @@ def test_clusters_are_evaluated_once_per_set_of_sites():
 
 def test_pair_draws_are_shared_by_every_cluster():
     ev = evaluator(*THREE_SITES, draws=16)
-    small, writeset = ev.pair_draws("a", "b")
+    small, writeset = ev.pairs("a", "b")
     assert small.shape == (16,)
     assert np.allclose(small, 10.0) and np.allclose(writeset, 10.0 + WAN_EXTRA)
-    assert ev.pair_draws("b", "a")[0] is small
-    lan_small, lan_writeset = ev.pair_draws("c", "c")
+    assert ev.pairs("b", "a")[0] is small
+    lan_small, lan_writeset = ev.pairs("c", "c")
     assert np.allclose(lan_small, 0.2) and np.allclose(lan_writeset, 0.2 + LAN_EXTRA)

@@ -2,7 +2,8 @@
 
 Commit latency is the longest path ``w -> k -> j -> w`` over members k, j (j = k allowed):
 the first leg carries the write set (its round trip less the small return half), the other
-legs are halves of small round trips, plus the local commit (1 ms).
+legs are halves of small round trips. The local commit comes on top, added by the engine
+once (``engine.clusters``), with the send windows' rounds (tests/test_pipeline.py).
 """
 
 from __future__ import annotations
@@ -43,75 +44,74 @@ def commit(members, writer="a", *, segments=False, **kwargs):
 # -- commit latency ------------------------------------------------------------------------
 
 
-def test_two_nodes_commit_in_one_rtt_plus_local_commit():
-    # w -> b: 10 - 10/2 = 5; b -> b: 0; b -> w: 5. Path 10, + 1 ms local = 11.
+def test_two_nodes_commit_in_one_rtt():
+    # w -> b: 10 - 10/2 = 5; b -> b: 0; b -> w: 5. Path 10.
     got = commit({"a": 1, "b": 1}, rtt_ms=rtts(ab=10.0))
-    assert got == pytest.approx(np.full(4, 11.0))
+    assert got == pytest.approx(np.full(4, 10.0))
 
 
 def test_three_nodes_at_equal_rtt_commit_in_one_and_a_half_rtt():
-    # w -> b: 5, b -> c: 5, c -> w: 5 = 15 (1.5 RTT), + 1 = 16 (the lab: 16.36 at 10 ms).
+    # w -> b: 5, b -> c: 5, c -> w: 5 = 15 (1.5 RTT; the lab: 16.36 at 10 ms with about
+    # 1 ms of local commit).
     got = commit({"a": 1, "b": 1, "c": 1}, rtt_ms=rtts(ab=10.0, ac=10.0, bc=10.0))
-    assert got == pytest.approx(np.full(4, 16.0))
+    assert got == pytest.approx(np.full(4, 15.0))
 
 
 def test_one_far_node_costs_about_one_far_rtt():
-    # a-b 2, a-c 100, b-c 100. Longest: a -> b (1) -> c (50) -> a (50) = 101, + 1 = 102
-    # (the lab: 102.28); a -> c (50) -> b (50) -> a (1) is the same length.
+    # a-b 2, a-c 100, b-c 100. Longest: a -> b (1) -> c (50) -> a (50) = 101 (the lab:
+    # 102.28 with the local commit); a -> c (50) -> b (50) -> a (1) is the same length.
     got = commit({"a": 1, "b": 1, "c": 1}, rtt_ms=rtts(ab=2.0, ac=100.0, bc=100.0))
-    assert got == pytest.approx(np.full(4, 102.0))
+    assert got == pytest.approx(np.full(4, 101.0))
 
 
 def test_each_writer_waits_for_its_own_longest_path():
     # a-b 2, a-c 100, b-c 60.
-    # Writer a: a -> c (50) -> c (0) -> a (50) = 100, + 1 = 101.
-    # Writer b: b -> a (1) -> c (50) -> b (30) = 81, + 1 = 82.
-    # Writer c: c -> a (50) -> a (0) -> c (50) = 100, + 1 = 101.
+    # Writer a: a -> c (50) -> c (0) -> a (50) = 100.
+    # Writer b: b -> a (1) -> c (50) -> b (30) = 81.
+    # Writer c: c -> a (50) -> a (0) -> c (50) = 100.
     cluster = Cluster({"a": 1, "b": 1, "c": 1}, segments=False)
     pairs = point_draws(rtt_ms=rtts(ab=2.0, ac=100.0, bc=60.0))
     got = galera.commit_latency_draws(cluster, ["a", "b", "c"], pairs)
     assert {site: float(d[0]) for site, d in got.items()} == pytest.approx(
-        {"a": 101.0, "b": 82.0, "c": 101.0}
+        {"a": 100.0, "b": 81.0, "c": 100.0}
     )
 
 
 def test_the_write_set_leg_pays_its_extra_time_once():
-    # Two nodes, write set 4 ms slower than a small message: (14 - 5) + 0 + 5 + 1 = 15.
+    # Two nodes, write set 4 ms slower than a small message: (14 - 5) + 0 + 5 = 14.
     got = commit({"a": 1, "b": 1}, rtt_ms=rtts(ab=10.0), writeset_extra_ms=4.0)
-    assert got == pytest.approx(np.full(4, 15.0))
+    assert got == pytest.approx(np.full(4, 14.0))
 
 
-def test_a_lone_node_commits_locally():
-    got = galera.commit_latency_draws(
-        Cluster({"a": 1}), ["a"], point_draws(rtt_ms={}), local_commit_ms=2.5
-    )
-    assert got["a"] == pytest.approx(np.full(4, 2.5))
+def test_a_lone_node_waits_for_nobody():
+    got = galera.commit_latency_draws(Cluster({"a": 1}), ["a"], point_draws(rtt_ms={}))
+    assert np.array_equal(got["a"], np.zeros(4))
 
 
 def test_two_nodes_in_one_site_pay_one_lan_round_trip():
-    # LAN 0.4: w -> k 0.2, k -> w 0.2 = 0.4, + 1 = 1.4.
-    assert commit({"a": 2}, rtt_ms={}, lan_ms=0.4) == pytest.approx(np.full(4, 1.4))
+    # LAN 0.4: w -> k 0.2, k -> w 0.2 = 0.4.
+    assert commit({"a": 2}, rtt_ms={}, lan_ms=0.4) == pytest.approx(np.full(4, 0.4))
 
 
 def test_three_nodes_in_one_site_pay_one_and_a_half_lan_round_trips():
-    # LAN 0.4: w -> k 0.2, k -> j 0.2, j -> w 0.2 = 0.6, + 1 = 1.6.
-    assert commit({"a": 3}, rtt_ms={}, lan_ms=0.4) == pytest.approx(np.full(4, 1.6))
+    # LAN 0.4: w -> k 0.2, k -> j 0.2, j -> w 0.2 = 0.6.
+    assert commit({"a": 3}, rtt_ms={}, lan_ms=0.4) == pytest.approx(np.full(4, 0.6))
 
 
 def test_sites_without_members_take_no_part():
-    # Site c is listed with 0 members: the cluster is the two-node one, 10 + 1 = 11.
+    # Site c is listed with 0 members: the cluster is the two-node one, 10.
     got = commit({"a": 1, "b": 1, "c": 0}, rtt_ms=rtts(ab=10.0, ac=500.0, bc=500.0))
-    assert got == pytest.approx(np.full(4, 11.0))
+    assert got == pytest.approx(np.full(4, 10.0))
 
 
 def test_a_remote_segment_adds_its_relay_hop_on_the_first_leg():
-    # Segments on, relay into b given as 0.3 ms: 10 + 0.3 + 1 = 11.3; the writer's own
+    # Segments on, relay into b given as 0.3 ms: 10 + 0.3 = 10.3; the writer's own
     # site never relays.
     cluster = Cluster({"a": 1, "b": 1}, segments=True)
     got = galera.commit_latency_draws(
         cluster, ["a"], point_draws(rtt_ms=rtts(ab=10.0)), relay_ms={"a": 5.0, "b": 0.3}
     )
-    assert got["a"] == pytest.approx(np.full(4, 11.3))
+    assert got["a"] == pytest.approx(np.full(4, 10.3))
 
 
 def test_without_segments_the_relay_is_ignored():
@@ -119,14 +119,14 @@ def test_without_segments_the_relay_is_ignored():
     got = galera.commit_latency_draws(
         cluster, ["a"], point_draws(rtt_ms=rtts(ab=10.0)), relay_ms={"a": 5.0, "b": 0.3}
     )
-    assert got["a"] == pytest.approx(np.full(4, 11.0))
+    assert got["a"] == pytest.approx(np.full(4, 10.0))
 
 
 def test_the_default_relay_is_the_remote_sites_lan_median():
     # Remote segment b has 3 nodes, LAN 0.4 everywhere. Writer a (1 node):
-    # a -> b: 10 - 5 + relay 0.4 = 5.4; b -> b': 0.2; b' -> a: 5. Path 10.6, + 1 = 11.6.
+    # a -> b: 10 - 5 + relay 0.4 = 5.4; b -> b': 0.2; b' -> a: 5. Path 10.6.
     got = commit({"a": 1, "b": 3}, segments=True, rtt_ms=rtts(ab=10.0), lan_ms=0.4)
-    assert got == pytest.approx(np.full(4, 11.6))
+    assert got == pytest.approx(np.full(4, 10.6))
 
 
 @pytest.mark.xfail(
@@ -136,31 +136,31 @@ def test_the_default_relay_is_the_remote_sites_lan_median():
 )
 def test_a_remote_segment_of_one_member_adds_no_relay_hop():
     # a (1 node) and b (1 node), segments on, LAN 0.4: b receives the write set itself and
-    # has nobody to forward it to, so the commit is 10 + 1 = 11, not 10 + 0.4 + 1.
+    # has nobody to forward it to, so the path is 10, not 10 + 0.4.
     got = commit({"a": 1, "b": 1}, segments=True, rtt_ms=rtts(ab=10.0), lan_ms=0.4)
-    assert got == pytest.approx(np.full(4, 11.0))
+    assert got == pytest.approx(np.full(4, 10.0))
 
 
 def test_links_are_drawn_together_draw_by_draw():
     # Common random numbers: draw i uses link values of draw i on every path.
-    # Two nodes with RTT draws 10, 20, 30: commits 11, 21, 31 (not a max of distributions).
+    # Two nodes with RTT draws 10, 20, 30: paths 10, 20, 30 (not a max of distributions).
     def pair_draws(a, b):
         values = np.array([10.0, 20.0, 30.0], dtype=np.float32)
         return (values, values) if a != b else (np.zeros(3, np.float32),) * 2
 
     got = galera.commit_latency_draws(Cluster({"a": 1, "b": 1}, segments=False), ["a"], pair_draws)
-    assert got["a"] == pytest.approx([11.0, 21.0, 31.0])
+    assert got["a"] == pytest.approx([10.0, 20.0, 30.0])
 
 
 def test_draws_beyond_one_block_are_all_computed():
-    # 5,000 draws span three blocks of 2,048; draw i has RTT i, so commit i + 1.
+    # 5,000 draws span three blocks of 2,048; draw i has RTT i, so path i.
     ramp = np.arange(5000, dtype=np.float32)
 
     def pair_draws(a, b):
         return (ramp, ramp) if a != b else (np.zeros(5000, np.float32),) * 2
 
     got = galera.commit_latency_draws(Cluster({"a": 1, "b": 1}, segments=False), ["a"], pair_draws)
-    assert got["a"] == pytest.approx(ramp + 1.0)
+    assert got["a"] == pytest.approx(ramp)
 
 
 def test_uniforms_are_the_same_for_a_pair_in_either_order():
@@ -187,52 +187,52 @@ EQUAL_10 = rtts(ab=10.0, ac=10.0, bc=10.0)
 
 def test_writers_in_step_on_every_member_commit_in_one_rtt():
     # Every member sends its own message at once: each has every covering message after 5
-    # and reports it; a hears the reports at 10 (1 RTT, not 1.5), + 1 = 11 (the lab's writer
-    # with closed-loop peers: p50 22.0 ms at RTT 20, 42.3 at RTT 40).
+    # and reports it; a hears the reports at 10 (1 RTT, not 1.5; the lab's writer with
+    # closed-loop peers: p50 22.0 ms at RTT 20, 42.3 at RTT 40, local commit included).
     got = in_step({"a": 1, "b": 1, "c": 1}, ["a", "b", "c"], rtt_ms=EQUAL_10)
     for writer in "abc":
-        assert got[writer] == pytest.approx(np.full(4, 11.0))
+        assert got[writer] == pytest.approx(np.full(4, 10.0))
 
 
 def test_an_idle_member_keeps_the_lone_path():
     # c writes nothing: its completion leaves when a message reaches it (5), b reports c's
-    # seqno at 10 and a hears it at 15: the lone writer's 1.5 RTT, + 1 = 16.
+    # seqno at 10 and a hears it at 15: the lone writer's 1.5 RTT.
     got = in_step({"a": 1, "b": 1, "c": 1}, ["a", "b"], rtt_ms=EQUAL_10)
-    assert got["a"] == pytest.approx(np.full(4, 16.0))
+    assert got["a"] == pytest.approx(np.full(4, 15.0))
     assert got["a"] == pytest.approx(commit({"a": 1, "b": 1, "c": 1}, rtt_ms=EQUAL_10))
 
 
 def test_a_far_writer_in_step_still_costs_its_round_trip():
     # a-b 2, a-c 100, b-c 100, writers a and c: c's own message reaches b at 50, b reports at
     # once and a hears at 51; a's write set reaches c at 50, c reports and a hears at 100;
-    # b's completion (at 1) reaches c at 51, so c reports at 51 and a hears at 101. + 1 = 102:
-    # the far node's round trip is physics, in step or not.
+    # b's completion (at 1) reaches c at 51, so c reports at 51 and a hears at 101: the far
+    # node's round trip is physics, in step or not.
     got = in_step({"a": 1, "b": 1, "c": 1}, ["a", "c"], rtt_ms=rtts(ab=2.0, ac=100.0, bc=100.0))
-    assert got["a"] == pytest.approx(np.full(4, 102.0))
+    assert got["a"] == pytest.approx(np.full(4, 101.0))
 
 
 def test_a_single_writer_site_gets_the_lone_path():
     got = in_step({"a": 1, "b": 1, "c": 1}, ["a"], rtt_ms=EQUAL_10)
-    assert got["a"] == pytest.approx(np.full(4, 16.0))
+    assert got["a"] == pytest.approx(np.full(4, 15.0))
 
 
 def test_the_write_sets_own_round_trip_bounds_writers_in_step():
     # The write set's round trip is 10 ms longer: its leg a -> b takes 20 - 10/2 = 15, and b
     # reports back in 5: 20 (the peers' own messages, at 5, do not shorten the write set's
-    # trip), + 1 = 21.
+    # trip).
     got = in_step(
         {"a": 1, "b": 1, "c": 1}, ["a", "b", "c"], rtt_ms=EQUAL_10, writeset_extra_ms=10.0
     )
-    assert got["a"] == pytest.approx(np.full(4, 21.0))
+    assert got["a"] == pytest.approx(np.full(4, 20.0))
 
 
 def test_an_idle_member_at_a_writer_site_costs_its_lan_hop():
     # a has two members a1 (the writer) and a2, LAN 1 ms; writers a, b, c in step. a2 has
     # a1's write set at 0.5 and reports its completion at once; it reaches b at 5.5, so b's
-    # report leaves at 5.5 and reaches a1 at 10.5: + 1 = 11.5 (half a LAN round trip more
-    # than with one member at a).
+    # report leaves at 5.5 and reaches a1 at 10.5 (half a LAN round trip more than with one
+    # member at a).
     got = in_step({"a": 2, "b": 1, "c": 1}, ["a", "b", "c"], rtt_ms=EQUAL_10, lan_ms=1.0)
-    assert got["a"] == pytest.approx(np.full(4, 11.5))
+    assert got["a"] == pytest.approx(np.full(4, 10.5))
 
 
 def test_callaghan_bound_is_one_update_per_commit():
@@ -269,36 +269,6 @@ def test_a_single_writer_never_conflicts():
 
 
 # Send windows and the pipeline of fragments: tests/test_pipeline.py.
-
-
-# -- closed loop and lag ---------------------------------------------------------------------
-
-
-def test_closed_loop_without_a_cap():
-    # 10 clients, 10 ms baseline + 10 ms added = 20 ms each: 10 / 0.020 = 500/s.
-    rate, latency = galera.closed_loop(10, 10.0, 10.0)
-    assert rate == pytest.approx(500.0)
-    assert latency == pytest.approx(20.0)
-
-
-def test_closed_loop_uses_the_mean_latency_of_the_draws():
-    # Added 5 and 15 ms: latencies 15 and 25, mean 20 ms -> 500/s.
-    rate, latency = galera.closed_loop(10, 10.0, [5.0, 15.0])
-    assert rate == pytest.approx(500.0)
-    assert latency == pytest.approx([15.0, 25.0])
-
-
-def test_closed_loop_capped_stretches_latency_by_littles_law():
-    # Open rate 500/s capped at 250/s: latency x 2 = 40 ms, and 10 = 250/s x 0.040 s.
-    rate, latency = galera.closed_loop(10, 10.0, 10.0, cap_per_s=250.0)
-    assert rate == pytest.approx(250.0)
-    assert latency == pytest.approx(40.0)
-
-
-def test_async_lag_is_half_a_round_trip_plus_apply():
-    # 80 / 2 + 1 = 41 ms; with no apply time 40 ms.
-    assert galera.async_lag_ms(80.0) == pytest.approx(41.0)
-    assert galera.async_lag_ms(80.0, apply_ms=0.0) == pytest.approx(40.0)
 
 
 def test_writers_in_step_match_the_paths_spelt_out_on_random_links():
@@ -340,4 +310,4 @@ def test_writers_in_step_match_the_paths_spelt_out_on_random_links():
             }
             middle = max(leave[k] + half(k, j) + half(j, w) for k in others for j in others)
             own = max(leg(j) + half(j, w) for j in others)
-            assert got[w][d] == pytest.approx(max(middle, own) + galera.LOCAL_COMMIT_MS, rel=1e-5)
+            assert got[w][d] == pytest.approx(max(middle, own), rel=1e-5)

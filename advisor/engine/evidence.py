@@ -27,7 +27,6 @@ __all__ = [
 import itertools
 import math
 import os
-import weakref
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -114,29 +113,19 @@ def estimate_distribution(p50_ms: float) -> RttDistribution:
     One shape for every estimate, scaled to its p50: the provider backbones' median tail,
     p95 = 1.056 x p50 (``physics.ESTIMATE_P95_OVER_P50``), flat beyond (nothing past p95 is
     claimed). The ends of an estimate's range use the same shape at their own p50.
-    A function of the p50 alone: :func:`estimated_p50_ms` tells it back.
     """
-    distribution = RttDistribution.from_percentiles(
+    return RttDistribution.from_percentiles(
         {"p50": p50_ms, "p95": p50_ms * physics.ESTIMATE_P95_OVER_P50}
     )
-    _ESTIMATE_P50_MS[distribution] = float(p50_ms)
-    return distribution
 
 
-def estimated_p50_ms(distribution: RttDistribution) -> float | None:
-    """The p50 [ms] whose :func:`estimate_distribution` ``distribution`` is (this very
-    object, not an equal one), None for any other distribution."""
-    return _ESTIMATE_P50_MS.get(distribution)
-
-
-# Each estimate distribution's p50 by the object itself, for as long as it lives: a
-# distribution never changes, so whatever holds it holds the estimate at that p50.
-_ESTIMATE_P50_MS: weakref.WeakKeyDictionary[RttDistribution, float] = weakref.WeakKeyDictionary()
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LinkEvidence:
-    """Everything known about one pair of sites."""
+    """Everything known about one pair of sites.
+
+    Compared and hashed by identity: one object is one piece of evidence, never changed, so
+    an analysis may key what it derives from a link by the link itself (``engine.memo``).
+    """
 
     sites: tuple[str, str]
     medium: str
@@ -150,30 +139,20 @@ class LinkEvidence:
     measurements: tuple[MeasuredRtt, ...] = ()
     key: tuple[str | int, ...] = field(default=(), repr=False)  # where in the YAML it sits
     estimate: RttEstimate | None = None  # how an estimated RTT was bounded (None: measured)
-    _writeset_cache: dict[float, tuple[RttDistribution, Literal["measured", "modelled"]]] = field(
-        default_factory=dict, repr=False, compare=False
-    )
 
     def at_rtt_p50(self, p50_ms: float) -> LinkEvidence:
-        """This estimated link with its RTT moved to ``p50_ms`` (same shape): for evaluating
-        the ends of its range. A measured link is returned unchanged."""
-        if self.rtt_source != "estimated":
+        """This estimated link with its RTT and its estimate's p50 moved to ``p50_ms`` [ms]
+        (same shape): for evaluating the ends of its range. A measured link is returned
+        unchanged."""
+        if self.estimate is None:
             return self
-        return replace(self, rtt=estimate_distribution(p50_ms), _writeset_cache={})
+        estimate = replace(self.estimate, p50_ms=p50_ms)
+        return replace(self, rtt=estimate_distribution(p50_ms), estimate=estimate)
 
     @property
-    def value_key(self) -> tuple[float, float] | None:
-        """What this link's round trips follow from, as plain values, where that is all:
-        an estimated link without measurements is its estimate's p50 [ms] and its bandwidth
-        [Mbit/s] (its RTT is ``estimate_distribution(p50)``, its write-set round trips the
-        TCP model over it). None for any other link: its values are not kept across
-        topologies (``Evaluator.pair_draws``)."""
-        if self.measurements:
-            return None
-        p50_ms = estimated_p50_ms(self.rtt)
-        if p50_ms is None or not (math.isfinite(p50_ms) and p50_ms > 0.0):
-            return None  # a zero's sign, or a NaN, is no key
-        return p50_ms, float(self.effective_bandwidth_mbps)
+    def rtt_p50_ms(self) -> float:
+        """The small-message round trip's median [ms]."""
+        return float(self.rtt.quantile(0.5))
 
     @property
     def icmp_only(self) -> bool:
@@ -185,7 +164,7 @@ class LinkEvidence:
 
     @property
     def light_speed_fraction(self) -> float | None:
-        p50 = float(self.rtt.quantile(0.5))
+        p50 = self.rtt_p50_ms
         if self.floor_rtt_ms is None or p50 < 1e-6:
             return None  # no distance, or a round trip too small to measure
         return float(physics.light_speed_fraction(self.floor_rtt_ms, p50))
@@ -198,15 +177,7 @@ class LinkEvidence:
         A ``tcp_rr`` measurement at the nearest request size is used, shifted by what the TCP
         model says the size difference costs; without one the TCP model is applied to the
         small-message RTT (warm window: a replication link under load keeps it open).
-        Computed once per size.
         """
-        if size_bytes not in self._writeset_cache:
-            self._writeset_cache[size_bytes] = self._writeset_rtt(size_bytes)
-        return self._writeset_cache[size_bytes]
-
-    def _writeset_rtt(
-        self, size_bytes: float
-    ) -> tuple[RttDistribution, Literal["measured", "modelled"]]:
         sized = [
             (m, m.request_bytes)
             for m in self.measurements
@@ -218,7 +189,7 @@ class LinkEvidence:
                 ((m, float(b)) for m, b in sized if b),
                 key=lambda pair: abs(math.log(pair[1] / max(size_bytes, 1))),
             )
-            base_ms = float(self.rtt.quantile(0.5))
+            base_ms = self.rtt_p50_ms
             delta_ms = _model_rr(size_bytes, base_ms, bandwidth) - _model_rr(
                 nearest_bytes, base_ms, bandwidth
             )
@@ -253,17 +224,12 @@ def gather_links(loaded: LoadedTopology) -> list[LinkEvidence]:
             "engine evaluates in bounded time and memory (SECURITY.md); split the topology",
             loaded.location("sites"),
         )
-    paths = _Paths(loaded)
-    _check_total_bytes(loaded, paths)
+    files = _MeasurementFiles(loaded)
     where = {link.pair: i for i, link in enumerate(loaded.topology.links)}
-    files: _FileCache = {}
-    _prefetch(loaded, {s.name for s in sites}, files, paths)
-    links = _shared_writeset_caches(
-        [
-            _pair(loaded, a, b, where.get(frozenset((a.name, b.name))), files, paths)
-            for a, b in itertools.combinations(sites, 2)
-        ]
-    )
+    links = [
+        _pair(loaded, a, b, where.get(frozenset((a.name, b.name))), files)
+        for a, b in itertools.combinations(sites, 2)
+    ]
     if not any(link.rtt_source == "estimated" for link in links):
         return links
     names = [s.name for s in sites]
@@ -273,35 +239,12 @@ def gather_links(loaded: LoadedTopology) -> list[LinkEvidence]:
     for link in links:
         if link.rtt_source == "measured":
             i, j = index[link.sites[0]], index[link.sites[1]]
-            measured_ms[i, j] = measured_ms[j, i] = float(link.rtt.quantile(0.5))
+            measured_ms[i, j] = measured_ms[j, i] = link.rtt_p50_ms
     best_ms, hop = physics.relay_paths_ms(measured_ms)
     return [
         link if link.estimate is None else _bounded(link, names, measured_ms, best_ms, hop, index)
         for link in links
     ]
-
-
-def _shared_writeset_caches(links: list[LinkEvidence]) -> list[LinkEvidence]:
-    """Links with the same evidence (one file named by several entries) share their write-set
-    round trips: each is a distribution as large as the file, computed once, not per link."""
-    shared: dict[
-        tuple[object, ...], dict[float, tuple[RttDistribution, Literal["measured", "modelled"]]]
-    ] = {}
-    out = []
-    for link in links:
-        key = (
-            id(link.rtt),
-            link.effective_bandwidth_mbps,
-            # the floor clips only a sized TCP measurement shifted to another size
-            link.floor_rtt_ms if any(m.method == "tcp_rr" for m in link.measurements) else None,
-            tuple((id(m.distribution), m.method, m.request_bytes) for m in link.measurements),
-        )
-        if link.measurements and key in shared:
-            link = replace(link, _writeset_cache=shared[key])
-        else:
-            shared[key] = link._writeset_cache
-        out.append(link)
-    return out
 
 
 def _bounded(
@@ -348,136 +291,78 @@ def _bounded(
         path=sites,
         path_legs_ms=legs,
     )
-    return replace(link, rtt=estimate_distribution(p50), estimate=estimate, _writeset_cache={})
+    return replace(link, rtt=estimate_distribution(p50), estimate=estimate)
 
 
-# A file itself, whatever path names it: (device, inode) from its ``stat``.
-_FileId = tuple[int, int]
-# A measurement file read once per topology, whatever number of entries name it: (the file,
-# or its path where it cannot be found, format, burst, loss given) -> (what the parser
-# found, its distribution).
-_FileCache = dict[
-    tuple[_FileId | Path, str, int | None, float | None],
-    tuple[ParsedMeasurement | None, RttDistribution | None],
-]
+# A measurement as read: (what the parser found, its distribution of round trips).
+_Read = tuple[ParsedMeasurement, RttDistribution]
 
 
-class _Paths:
-    """Each measurement file's path, checked to lie inside the topology's folder, and the
-    file it names with its size, from one ``stat``: found once per topology. The size check,
-    the threaded read and each link need both (9 resolutions a file took 0.17 s of the
-    30-site benchmark; a real path instead of the ``stat`` a dozen ``lstat`` calls more)."""
+class _MeasurementFiles:
+    """The measurement files of one topology: each checked to lie inside the topology's
+    folder, their total size refused before any is read, and each file read once however
+    many entries name it (by its device and inode, with the parser's options)."""
 
     def __init__(self, loaded: LoadedTopology) -> None:
         self._loaded = loaded
-        self._found: dict[tuple[str, tuple[str | int, ...]], tuple[Path, _FileId | None]] = {}
-        self.sizes: dict[_FileId, int] = {}  # [bytes]
+        self._read: dict[tuple[tuple[int, int], str, int | None, float | None], _Read] = {}
+        self._check_total_bytes()
 
-    def inside(self, reference: str, *key: str | int) -> tuple[Path, _FileId | None]:
-        """``loaded.resolve_inside`` (its error raised at every call) and the file it names
-        (None where it cannot be found); its size goes to ``sizes``."""
-        memo = (reference, key)
-        if memo not in self._found:
-            path = self._loaded.resolve_inside(reference, *key)
-            file = _file_id(path, self.sizes)
-            self._found[memo] = (path, file)
-        return self._found[memo]
+    def location(self, *key: str | int) -> Location:
+        """Where ``key`` sits in the topology's YAML."""
+        return self._loaded.location(*key)
+
+    def _check_total_bytes(self) -> None:
+        """Refuse, before reading any, measurement files too large together."""
+        loaded = self._loaded
+        limit = MAX_TOTAL_MEASUREMENT_FILES * loaded.limits.measurement_bytes
+        sizes: dict[tuple[int, int], int] = {}
+        for index, link in enumerate(loaded.topology.links):
+            for number, spec in enumerate(link.measurements):
+                if spec.file is None:
+                    continue
+                key = ("links", index, "measurements", number, "file")
+                info = _stat(loaded.resolve_inside(spec.file, *key))
+                if info is None:
+                    continue  # not found: reading it says what is wrong, with its own message
+                sizes[(info.st_dev, info.st_ino)] = info.st_size
+                if sum(sizes.values()) > limit:
+                    raise AdvisorError(
+                        f"the measurement files together are more than {limit / 2**20:.0f} MB "
+                        f"({MAX_TOTAL_MEASUREMENT_FILES} times --max-file-mb); this one "
+                        f"reaches {sum(sizes.values()) / 2**20:.0f} MB",
+                        loaded.location(*key),
+                    )
+
+    def read(self, spec: Measurement, key: tuple[str | int, ...]) -> _Read:
+        """The parse of the file ``spec`` names and its distribution (``key``: where the
+        measurement sits in the YAML, for errors)."""
+        loaded = self._loaded
+        assert spec.file is not None
+        path = loaded.resolve_inside(spec.file, *key, "file")
+        info = _stat(path)
+        if info is None:
+            raise AdvisorError(f"measurement file not found: {path}", loaded.location(*key, "file"))
+        options = _parser_options(spec)
+        file_key = ((info.st_dev, info.st_ino), spec.file_format, options.get("burst"), spec.loss)
+        if file_key not in self._read:
+            parsed = parse_file(
+                path,
+                spec.file_format,
+                max_bytes=loaded.limits.measurement_bytes,
+                ascending=True,
+                **options,
+            )
+            self._read[file_key] = parsed, _checked_distribution(parsed, spec, path)
+        return self._read[file_key]
 
 
-def _file_id(path: Path, sizes: dict[_FileId, int]) -> _FileId | None:
-    """The file ``path`` names (symbolic links followed), its size put in ``sizes``; None
-    where it cannot be found (reading it then says what is wrong)."""
+def _stat(path: Path) -> os.stat_result | None:
+    """The file ``path`` names (symbolic links followed); None where it cannot be found."""
     try:
-        info = os.stat(path)
+        return os.stat(path)
     except (OSError, ValueError):
         return None
-    file = (info.st_dev, info.st_ino)
-    sizes[file] = info.st_size
-    return file
-
-
-def _prefetch(loaded: LoadedTopology, members: set[str], files: _FileCache, paths: _Paths) -> None:
-    """Read the measurement files of many links on every core, into ``files``.
-
-    Reading is independent per file, and numpy releases the GIL for the bytes' decoding and
-    the samples' sort, so threads share the cores. A file that cannot be read is left out:
-    the sequential pass (:func:`_read`) reads it again and reports the first error in link
-    order, with its location, as it would alone.
-    """
-    jobs: dict[tuple[_FileId | Path, str, int | None, float | None], tuple[Path, Measurement]] = {}
-    for index, link in enumerate(loaded.topology.links):
-        if not link.pair <= members:
-            continue
-        for number, spec in enumerate(link.measurements):
-            if spec.file is None or spec.samples_ms is not None or spec.percentiles_ms is not None:
-                continue
-            try:
-                path, file = paths.inside(spec.file, "links", index, "measurements", number, "file")
-                if file is None:
-                    continue
-                key = (
-                    file,
-                    spec.file_format,
-                    _parser_options(spec).get("burst"),
-                    spec.loss,
-                )
-            except (AdvisorError, OSError, ValueError):
-                continue
-            jobs.setdefault(key, (path, spec))
-    workers = min(os.cpu_count() or 1, _READ_THREADS)
-    if workers < 2 or len(jobs) < _PARALLEL_FILES:
-        return
-    from concurrent.futures import ThreadPoolExecutor  # only for topologies with many files
-
-    # In a few runs of files per thread, not one task per file (a task costs tens of us).
-    todo = list(jobs.values())
-    size = -(-len(todo) // (4 * workers))
-    runs = [todo[start : start + size] for start in range(0, len(todo), size)]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        done = pool.map(lambda run: [_try_read(loaded, *job) for job in run], runs)
-        read = [got for run in done for got in run]
-    files.update((key, got) for key, got in zip(jobs, read, strict=True) if got is not None)
-
-
-def _try_read(
-    loaded: LoadedTopology, path: Path, spec: Measurement
-) -> tuple[ParsedMeasurement, RttDistribution] | None:
-    """A file's parse and distribution, or None when reading it fails in any way."""
-    try:
-        parsed = parse_file(
-            path,
-            spec.file_format,
-            max_bytes=loaded.limits.measurement_bytes,
-            ascending=True,
-            **_parser_options(spec),
-        )
-        return parsed, _checked_distribution(parsed, spec, path)
-    except Exception:  # _read reads the file again and reports the error in link order
-        return None
-
-
-def _check_total_bytes(loaded: LoadedTopology, paths: _Paths) -> None:
-    """Refuse, before reading any, measurement files too large together."""
-    limit = MAX_TOTAL_MEASUREMENT_FILES * loaded.limits.measurement_bytes
-    counted: set[_FileId] = set()
-    total_bytes = 0
-    for index, link in enumerate(loaded.topology.links):
-        for number, spec in enumerate(link.measurements):
-            if spec.file is None:
-                continue
-            key = ("links", index, "measurements", number, "file")
-            _, file = paths.inside(spec.file, *key)
-            if file is None or file in counted:
-                continue  # not found: reading it says what is wrong, with its own message
-            counted.add(file)
-            total_bytes += paths.sizes[file]
-            if total_bytes > limit:
-                raise AdvisorError(
-                    f"the measurement files together are more than {limit / 2**20:.0f} MB "
-                    f"({MAX_TOTAL_MEASUREMENT_FILES} times --max-file-mb); this one "
-                    f"reaches {total_bytes / 2**20:.0f} MB",
-                    loaded.location(*key),
-                )
 
 
 def _pair(
@@ -485,8 +370,7 @@ def _pair(
     a: Site,
     b: Site,
     index: int | None,
-    files: _FileCache,
-    paths: _Paths,
+    files: _MeasurementFiles,
 ) -> LinkEvidence:
     link = loaded.topology.links[index] if index is not None else None
     key: tuple[str | int, ...] = ("links", index) if index is not None else ("sites",)
@@ -495,8 +379,7 @@ def _pair(
     path_km = spec.route_km or distance_km
     floor = float(physics.floor_rtt_ms(path_km, spec.medium)) if path_km else None
     measured = tuple(
-        _read(loaded, m, (*key, "measurements", i), files, paths)
-        for i, m in enumerate(spec.measurements)
+        _read(m, (*key, "measurements", i), files) for i, m in enumerate(spec.measurements)
     )
     estimate = None
     if measured:
@@ -578,13 +461,7 @@ def _small_message_rtt(measured: tuple[MeasuredRtt, ...]) -> RttDistribution:
     return min(measured, key=lambda m: m.request_bytes or 0).distribution
 
 
-def _read(
-    loaded: LoadedTopology,
-    spec: Measurement,
-    key: tuple[str | int, ...],
-    files: _FileCache,
-    paths: _Paths,
-) -> MeasuredRtt:
+def _read(spec: Measurement, key: tuple[str | int, ...], files: _MeasurementFiles) -> MeasuredRtt:
     if spec.samples_ms is not None:
         dist = RttDistribution.from_samples(spec.samples_ms, loss=spec.loss or 0.0)
         return MeasuredRtt(
@@ -596,31 +473,14 @@ def _read(
             spec, dist, "given percentiles", "percentiles", spec.request_bytes, spec.response_bytes
         )
     assert spec.file is not None
-    path, file = paths.inside(spec.file, *key, "file")
-    if not path.exists():
-        raise AdvisorError(f"measurement file not found: {path}", loaded.location(*key, "file"))
-    options = _parser_options(spec)
-    found = file or _file_id(path, {}) or path  # it may have appeared since
-    cache_key = (found, spec.file_format, options.get("burst"), spec.loss)
-    parsed, distribution = files.get(cache_key, (None, None))
-    if parsed is None:
-        parsed = parse_file(
-            path,
-            spec.file_format,
-            max_bytes=loaded.limits.measurement_bytes,
-            ascending=True,  # a distribution's order: sorted in the parse, not after it
-            **options,
-        )
+    parsed, distribution = files.read(spec, key)
     request = spec.request_bytes or (parsed.request_bytes if spec.method == "tcp_rr" else None)
     response = spec.response_bytes or (parsed.response_bytes if spec.method == "tcp_rr" else None)
     if spec.method == "tcp_rr" and not request:
         raise AdvisorError(
             "tcp_rr measurement needs request_bytes: the file does not state the request size",
-            loaded.location(*key),
+            files.location(*key),
         )
-    if distribution is None:
-        distribution = _checked_distribution(parsed, spec, path)
-        files[cache_key] = parsed, distribution
     return MeasuredRtt(spec, distribution, spec.file, parsed.tool, request, response, parsed.notes)
 
 

@@ -18,17 +18,13 @@ __all__ = [
     "ClusterEval",
     "HotRowEval",
     "LimitedBy",
-    "Medians",
     "Option",
     "Percentiles",
     "Throughput",
-    "median",
-    "percentiles",
     "summarise",
 ]
 
-import functools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -50,102 +46,8 @@ _LEVELS = {"p50": 50, "p95": 95, "p99": 99, "p999": 99.9, "max": 100}
 
 def summarise(draws: FloatArray, keys: Sequence[str] = REPORTED) -> Percentiles:
     """Percentiles of Monte Carlo draws [ms], keys as in FORMAT.md, rounded to 0.1 us."""
-    values = percentiles(draws, [_LEVELS[k] for k in keys])
+    values = np.percentile(np.asarray(draws, dtype=float), [_LEVELS[k] for k in keys])
     return {k: round(v, 4) for k, v in zip(keys, values.tolist(), strict=True)}
-
-
-def median(draws: npt.NDArray[np.floating]) -> float:
-    """``float(np.median(draws))`` of a 1-D array, value for value (the mean of the two
-    middle values in the array's own dtype), with one partition and none of np.median's
-    generic machinery."""
-    values = np.asarray(draws).ravel()
-    n = values.size
-    middle = n // 2
-    kth = [middle - 1, middle, n - 1] if n % 2 == 0 else [middle, n - 1]
-    part = np.partition(values, kth)
-    if np.isnan(part[-1]):
-        return float("nan")
-    if n % 2:
-        return float(part[middle])
-    return float((part[middle - 1] + part[middle]) / 2)
-
-
-class Medians(Mapping[str, float]):
-    """Per key, the :func:`median` of an array of draws, computed when first read.
-
-    The grouping search builds many clusters whose first-reply medians no rule it asks
-    reads (only WRITESET-ROUNDS, a warning, does): a value is the same whenever it is read.
-    """
-
-    def __init__(self, draws: Mapping[str, npt.NDArray[np.floating]]) -> None:
-        self._draws = dict(draws)
-        self._values: dict[str, float] = {}
-
-    def __getitem__(self, key: str) -> float:
-        if key not in self._values:
-            self._values[key] = median(self._draws[key])
-        return self._values[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._draws)
-
-    def __len__(self) -> int:
-        return len(self._draws)
-
-    def __repr__(self) -> str:
-        return repr(dict(self))
-
-
-def percentiles(draws: FloatArray, percents: Sequence[float]) -> FloatArray:
-    """``np.percentile(draws, percents)`` of a 1-D float array, value for value, without
-    its generic machinery (about half of its time on 2,000 draws): numpy's "linear" method,
-    step by step as numpy computes it (virtual index, floor, partition, the two-sided lerp).
-    The index arithmetic depends on the size and the levels alone: done once for each
-    (:func:`_plan`), so that a call partitions and interpolates.
-    """
-    values = np.asarray(draws, dtype=np.float64).ravel()
-    low, high, gamma, one_less, upper, kth = _plan(values.size, tuple(percents))
-    part = np.partition(values, kth)
-    if np.isnan(part[-1]):
-        return np.full(gamma.shape, np.nan)
-    below, above_values = part[low], part[high]
-    diff = above_values - below
-    result: FloatArray = below + diff * gamma
-    np.subtract(above_values, diff * one_less, out=result, where=upper)
-    return result
-
-
-_Plan = tuple[
-    npt.NDArray[np.intp],
-    npt.NDArray[np.intp],
-    FloatArray,
-    FloatArray,
-    npt.NDArray[np.bool_],
-    list[int],
-]
-
-
-@functools.lru_cache(maxsize=64)
-def _plan(n: int, percents: tuple[float, ...]) -> _Plan:
-    """For :func:`percentiles` of ``n`` values at ``percents``: the positions below and
-    above each level, its weight ``gamma`` and ``1 - gamma``, where the upper form of the
-    lerp applies (gamma at least 0.5, as numpy's), and the positions to partition at: those
-    read, and the last (a NaN sorts there; numpy also partitions at 0, which changes no
-    value at these positions). Read-only."""
-    virtual = (n - 1) * np.true_divide(percents, 100)
-    previous = np.floor(virtual)
-    following = previous + 1
-    above = virtual >= n - 1
-    previous[above] = -1
-    following[above] = -1
-    low, high = previous.astype(np.intp), following.astype(np.intp)
-    kth = sorted({n - 1, *(int(i) % n for i in (*low, *high))})
-    gamma = np.asarray(virtual - low, dtype=virtual.dtype)
-    one_less = 1 - gamma
-    upper = gamma >= 0.5
-    for array in (low, high, gamma, one_less, upper):
-        array.setflags(write=False)
-    return low, high, gamma, one_less, upper, kth
 
 
 def worst(per_site: Sequence[Mapping[str, float]]) -> Percentiles:
@@ -174,6 +76,10 @@ class ClusterEval:
     window_limit_commits_per_s: float
     arbitrator_cost_ms: float = 0.0  # what the garbd adds to the worst commit p50
     unfixable_by_arbitrator: bool = False
+    # Writer site -> draws of the commit path's network part, before the send windows, and
+    # of the round trip to the nearest member [ms]: what a closed loop of clients replays.
+    path_ms: Mapping[str, FloatArray] = field(default_factory=dict, repr=False)
+    first_reply_draws_ms: Mapping[str, FloatArray] = field(default_factory=dict, repr=False)
 
     @property
     def members(self) -> tuple[str, ...]:

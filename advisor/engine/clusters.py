@@ -1,0 +1,197 @@
+"""One Galera cluster of some of the sites, evaluated: its commit latency at every writer
+site, quorum under failures (with a garbd placed where that fixes it) and its send-window
+limit. Plain data out (:class:`~advisor.engine.metrics.ClusterEval`), no judgement.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Clusters"]
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from advisor.engine.draws import LinkDraws
+from advisor.engine.memo import Memo
+from advisor.engine.metrics import (
+    REPORTED,
+    ClusterEval,
+    FloatArray,
+    Percentiles,
+    safe_period_ms,
+    summarise,
+    worst,
+)
+from advisor.inputs.topology import Topology
+from advisor.model import galera, pipeline, quorum
+
+
+class Clusters:
+    """The clusters of one topology's sites at one sampling of draws."""
+
+    def __init__(self, topology: Topology, pairs: LinkDraws, memo: Memo) -> None:
+        self.topology = topology
+        self.pairs = pairs
+        self.sampling = pairs.sampling
+        self._memo = memo
+        self._sites = {s.name: s for s in topology.sites}
+        self.data_sites = [s.name for s in topology.sites if s.nodes > 0]
+        self.writing = [s.name for s in topology.sites if s.writes and s.nodes > 0]
+        self.arbitrator_sites = [s.name for s in topology.sites if s.arbitrator]
+        # One gmcast.segment per site unless the user pins one segment for every node.
+        self._segments = "gmcast.segment" not in topology.galera.provider_options
+
+    def cluster(self, sites: Sequence[str]) -> ClusterEval:
+        """The cluster of ``sites`` (those holding data, in declaration order), evaluated once
+        per analysis for its links and draws."""
+        ordered = tuple(s for s in self.data_sites if s in sites)
+        return self._memo.get(("cluster", *self.key(ordered)), lambda: self._evaluate(ordered))
+
+    def key(self, sites: Sequence[str]) -> tuple[object, ...]:
+        """What the cluster of ``sites`` depends on within one analysis: its data sites, the
+        number of draws, and the links among them and the arbitrator sites (by identity)."""
+        ordered = tuple(s for s in self.data_sites if s in sites)
+        reach = set(ordered) | set(self.arbitrator_sites)
+        links = tuple(link for pair, link in self.pairs.links.items() if pair <= reach)
+        return (ordered, self.sampling.draws, links)
+
+    def lan_commit_ms(self, site: str) -> Percentiles:
+        """Commit percentiles of a cluster inside ``site`` alone: the LAN part of any commit
+        there (the local commit time alone where the site does not write)."""
+        single = self.cluster([site])
+        if site in single.commit_by_site_ms:
+            return single.commit_percentiles(site)
+        return dict.fromkeys(REPORTED, self.sampling.local_commit_ms)
+
+    def in_step_commit(self, cluster: ClusterEval, writers: tuple[str, ...]) -> Percentiles:
+        """A row's commit at the writer site of the highest p50, clients at every site of
+        ``writers`` in step (:func:`galera.in_step_commit_draws`), pipelined as every
+        commit is."""
+        paths = self._paths(cluster.sites, cluster.arbitrator, writers, in_step=True)
+        commits = (self._pipelined(paths[w], cluster.first_reply_draws_ms[w]) for w in writers)
+        return max((summarise(c) for c in commits), key=lambda p: p["p50"])
+
+    def _evaluate(self, sites: tuple[str, ...]) -> ClusterEval:
+        writers = tuple(s for s in sites if s in self.writing)
+        arbitrator = None
+        site_failures, node_failures = self._failures(sites, None, writers)
+        paths, replies, commit = self._commits(sites, None, writers)
+        cost = 0.0
+        unfixable = False
+        if site_failures or node_failures:
+            fix = self._best_arbitrator(sites, writers, commit)
+            if fix is not None:
+                arbitrator, (paths, replies, commit), cost = fix
+                site_failures, node_failures = self._failures(sites, arbitrator, writers)
+            else:
+                unfixable = True
+        members = self._members(sites, arbitrator)
+        by_site = {site: summarise(draws) for site, draws in commit.items()}
+        local_ms = self.sampling.local_commit_ms
+        period_ms = safe_period_ms(worst(list(by_site.values())), local_ms)
+        names = list(members)
+        return ClusterEval(
+            sites=sites,
+            arbitrator=arbitrator,
+            writers=writers,
+            commit_ms=commit,
+            commit_by_site_ms=by_site,
+            site_failures=tuple(site_failures),
+            node_failures=tuple(node_failures),
+            links=tuple(self.pairs.link(a, b) for i, a in enumerate(names) for b in names[i + 1 :]),
+            send_window=self.sampling.send_window,
+            user_window=self.sampling.user_window,
+            fragment_bytes=self.sampling.fragment_bytes,
+            first_reply_ms={w: float(np.median(r)) for w, r in replies.items()},
+            writesets_per_message=self.sampling.writesets_per_message,
+            local_commit_ms=local_ms,
+            window_limit_commits_per_s=pipeline.window_limit_commits_per_s(
+                self.sampling.send_window, period_ms, self.sampling.writesets_per_message
+            ),
+            arbitrator_cost_ms=cost,
+            unfixable_by_arbitrator=unfixable,
+            path_ms=paths,
+            first_reply_draws_ms=replies,
+        )
+
+    def _members(self, sites: tuple[str, ...], arbitrator: str | None) -> dict[str, list[int]]:
+        """Each member site's ``pc.weight`` per voting member (garbd: 1)."""
+        weights = {s: [self._sites[s].weight] * self._sites[s].nodes for s in sites}
+        if arbitrator is not None:
+            weights.setdefault(arbitrator, []).append(1)
+        return weights
+
+    def _failures(
+        self, sites: tuple[str, ...], arbitrator: str | None, writers: tuple[str, ...]
+    ) -> tuple[list[quorum.Failure], list[quorum.Failure]]:
+        members = self._members(sites, arbitrator)
+        weights = {s: float(sum(w)) for s, w in members.items()}
+        survive_site = self.topology.requirements.survive == "site"
+        site_failures = quorum.site_failures(weights, set(writers)) if survive_site else []
+        return site_failures, quorum.node_loss_failures(members)
+
+    def _commits(
+        self, sites: tuple[str, ...], arbitrator: str | None, writers: tuple[str, ...]
+    ) -> _Commits:
+        """At each writer: the network path, the first reply and the commit, draw by draw."""
+        members = self._members(sites, arbitrator)
+        paths = self._paths(sites, arbitrator, writers, in_step=False)
+        replies = {w: self._first_reply(members, w) for w in writers}
+        commits = {w: self._pipelined(paths[w], replies[w]) for w in writers}
+        return paths, replies, commits
+
+    def _paths(
+        self,
+        sites: tuple[str, ...],
+        arbitrator: str | None,
+        writers: Sequence[str],
+        *,
+        in_step: bool,
+    ) -> dict[str, FloatArray]:
+        """The commit path's network wait at each writer [ms], of lone writers or of writers
+        in step; one gmcast.segment per site unless the user pins one, each site's relay hop
+        its LAN median."""
+        members = {s: len(w) for s, w in self._members(sites, arbitrator).items()}
+        spec = galera.Cluster(members, segments=self._segments and len(members) > 1)
+        relay_ms = {s: self.pairs.relay_ms(s) for s in spec.sites}
+        draws = galera.in_step_commit_draws if in_step else galera.commit_latency_draws
+        return draws(spec, writers, self.pairs, relay_ms=relay_ms)
+
+    def _first_reply(self, members: dict[str, list[int]], writer: str) -> FloatArray:
+        """Draws of the round trip to the writer's nearest fellow member [ms] (0: alone)."""
+        near = [self.pairs(writer, s)[0] for s, w in members.items() if s != writer and w]
+        if len(members.get(writer, [])) >= 2:  # another node in the writer's own site
+            near.append(self.pairs(writer, writer)[0])
+        if not near:
+            return np.zeros(self.sampling.draws)
+        nearest: FloatArray = np.min(near, axis=0).astype(float)
+        return nearest
+
+    def _pipelined(self, path_ms: FloatArray, first_reply_ms: FloatArray) -> FloatArray:
+        """A commit of each draw's write set [ms]: local work, then its rounds through the
+        send windows over that draw's path (:func:`pipeline.pipeline_commit_ms`). The one
+        place where the local commit is added to a commit."""
+        plan = self.sampling
+        return plan.local_commit_ms + pipeline.pipeline_commit_ms(
+            plan.fragments, plan.user_window, plan.send_window, path_ms, first_reply_ms
+        )
+
+    def _best_arbitrator(
+        self, sites: tuple[str, ...], writers: tuple[str, ...], commit: dict[str, FloatArray]
+    ) -> tuple[str, _Commits, float] | None:
+        """The garbd site that makes quorum hold at the least cost to the worst commit
+        median, if any: (site, the commits with it, the cost [ms])."""
+        without_ms = max((float(np.median(d)) for d in commit.values()), default=0.0)
+        best: tuple[str, _Commits, float] | None = None
+        for candidate in self.arbitrator_sites:
+            if any(self._failures(sites, candidate, writers)):
+                continue
+            with_garbd = self._commits(sites, candidate, writers)
+            worst_ms = max((float(np.median(d)) for d in with_garbd[2].values()), default=0.0)
+            if best is None or worst_ms - without_ms < best[2]:
+                best = (candidate, with_garbd, worst_ms - without_ms)
+        return best
+
+
+# At each writer site: network path draws, first-reply draws, commit draws [ms].
+_Commits = tuple[dict[str, FloatArray], dict[str, FloatArray], dict[str, FloatArray]]

@@ -1,0 +1,57 @@
+"""Closed-loop throughput: the workload's clients simulated through the EVS send path of the
+cluster that holds their site (:func:`advisor.model.pipeline.closed_loop`)."""
+
+from __future__ import annotations
+
+__all__ = ["closed_loop_throughput"]
+
+import numpy as np
+
+from advisor.engine.draws import Sampling
+from advisor.engine.metrics import ClusterEval, LimitedBy, Throughput, summarise
+from advisor.inputs.topology import Clients
+from advisor.model import pipeline
+
+# A limit binds when it stretches the mean commit (or adds lock waits) by more than this
+# share of a lone commit: below it, the run is as fast as its commit latency allows.
+_BINDING_SHARE = 0.1
+
+
+def closed_loop_throughput(
+    cluster: ClusterEval,
+    site: str,
+    clients: Clients,
+    plan: Sampling,
+    lan_commit_p50_ms: float,
+) -> Throughput:
+    """The clients at ``site`` (a writer of ``cluster``), each commit one drawn path, reply
+    and write-set size; think time is the transaction without its LAN commits
+    (``lan_commit_p50_ms`` each [ms])."""
+    per_txn = clients.commits_per_txn
+    think_ms = max(clients.baseline_txn_latency_ms - per_txn * lan_commit_p50_ms, 0.0)
+    rows = clients.row_writes
+    run = pipeline.closed_loop(
+        clients.concurrency,
+        think_ms,
+        per_txn,
+        cluster.path_ms[site],
+        cluster.first_reply_draws_ms[site],
+        plan.fragments,
+        user_window=plan.user_window,
+        send_window=plan.send_window,
+        writesets_per_message=plan.writesets_per_message,
+        local_commit_ms=plan.local_commit_ms,
+        row_writes=None if rows is None else rows.spec(),
+    )
+    # The window binds when commits wait for it; row locks when transactions wait longer
+    # for rows than commits for the window.
+    lone_ms = float(np.mean(cluster.commit_ms[site]))
+    commit_ms = float(np.mean(run.commit_ms))
+    lock_wait_ms = 0.0
+    if rows is not None:  # what the transactions took beyond thinking and committing
+        lock_wait_ms = float(np.mean(run.txn_ms)) - think_ms - per_txn * commit_ms
+    limited: LimitedBy = "commit latency"
+    if max(commit_ms - lone_ms, lock_wait_ms) > _BINDING_SHARE * lone_ms:
+        limited = "send window" if commit_ms - lone_ms >= lock_wait_ms else "row locks"
+    txn = summarise(run.txn_ms, ("p50", "p95"))
+    return Throughput(run.commits_per_s, txn, limited)
