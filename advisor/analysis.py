@@ -142,7 +142,15 @@ def analyse(topology: LoadedTopology | str | Path, *, rules_dirs: RulesDirs = ()
     sizes = writeset_sizes(loaded.topology)
     memo = Memo(loaded.topology)
     run = _analyse_links(loaded, rules, links, sizes, memo)
-    ends = _estimate_ends(loaded, rules, links, sizes, run, memo)
+    ends: dict[str, str] = {}
+    for end, at_end in _links_at_ends(loaded, rules, links).items():
+        if at_end is None:  # the same links as the estimate's: the same verdict
+            ends[end] = verdict_label(run.chosen)
+            continue
+        screened = _analyse_links(
+            loaded, rules, at_end, sizes, memo, draws=SCREEN_DRAWS, verdict_only=True
+        )
+        ends[end] = verdict_label(screened.chosen)
     after = [rule_id for rule_id in sorted(rules) if rule_id in AFTER_VERDICT]
     findings = run.findings
     if after:  # in the registry's order: by rule id
@@ -237,15 +245,11 @@ def verdict_label(option: Option) -> str:
     return f"{option.architecture} ({'; '.join('+'.join(c.sites) for c in option.clusters)})"
 
 
-def _estimate_ends(
-    loaded: LoadedTopology,
-    rules: Mapping[str, Rule],
-    links: tuple[LinkEvidence, ...],
-    sizes: WritesetSizes,
-    estimate: _Run,
-    memo: Memo,
-) -> dict[str, str]:
-    """The verdict with every estimated link at each end of its range (empty if none counts).
+def _links_at_ends(
+    loaded: LoadedTopology, rules: Mapping[str, Rule], links: tuple[LinkEvidence, ...]
+) -> dict[str, tuple[LinkEvidence, ...] | None]:
+    """The links with every estimated link at the ``estimate``, ``low`` and ``high`` points of
+    its range (None: the estimate's own links); empty when no estimated link counts.
 
     An estimated link counts when an option can use it: at least one of its sites holds data
     (a link between two arbitrator rooms carries nothing, as a cluster takes one garbd). An
@@ -258,30 +262,17 @@ def _estimate_ends(
     ]
     if not counted or not set(AFTER_VERDICT) & set(rules):
         return {}
-    central = verdict_label(estimate.chosen)
-    ends = {"estimate": central}
+    ends: dict[str, tuple[LinkEvidence, ...] | None] = {"estimate": None}
     for end in ("low", "high"):
-        moves = {
-            link.sites: _end_ms(link.estimate, end) for link in links if link.estimate is not None
-        }
-        if all(
-            link.estimate is None or moves[link.sites] == link.estimate.p50_ms for link in links
-        ):
-            ends[end] = central  # the same links as the estimate's: the same verdict
-            continue
-        at_end = tuple(
-            link.at_rtt_p50(moves[link.sites]) if link.sites in moves else link for link in links
+        moved = tuple(
+            link if link.estimate is None else link.at_rtt_p50(_end_ms(link.estimate, end))
+            for link in links
         )
-        run = _analyse_links(
-            loaded,
-            rules,
-            at_end,
-            sizes,
-            memo,
-            draws=SCREEN_DRAWS,
-            verdict_only=True,
+        unmoved = all(
+            link.estimate is None or _end_ms(link.estimate, end) == link.estimate.p50_ms
+            for link in links
         )
-        ends[end] = verdict_label(run.chosen)
+        ends[end] = None if unmoved else moved
     return ends
 
 

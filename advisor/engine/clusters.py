@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from advisor.engine.draws import LinkDraws
-from advisor.engine.memo import Memo
+from advisor.engine.memo import ClusterKey, Memo
 from advisor.engine.metrics import (
     REPORTED,
     ClusterEval,
@@ -44,10 +44,13 @@ class Clusters:
     def cluster(self, sites: Sequence[str]) -> ClusterEval:
         """The cluster of ``sites`` (those holding data, in declaration order), evaluated once
         per analysis for its links and draws."""
-        ordered = tuple(s for s in self.data_sites if s in sites)
-        return self._memo.get(("cluster", *self.key(ordered)), lambda: self._evaluate(ordered))
+        key = self.key(sites)
+        kept = self._memo.clusters.get(key)
+        if kept is None:
+            kept = self._memo.clusters.setdefault(key, self._evaluate(key[0]))
+        return kept
 
-    def key(self, sites: Sequence[str]) -> tuple[object, ...]:
+    def key(self, sites: Sequence[str]) -> ClusterKey:
         """What the cluster of ``sites`` depends on within one analysis: its data sites, the
         number of draws, and the links among them and the arbitrator sites (by identity)."""
         ordered = tuple(s for s in self.data_sites if s in sites)

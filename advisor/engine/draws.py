@@ -14,6 +14,7 @@ from __future__ import annotations
 
 __all__ = ["LinkDraws", "Sampling", "sampling"]
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
@@ -22,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from advisor.engine.evidence import LinkEvidence
-from advisor.engine.memo import Memo
+from advisor.engine.memo import Anchors, Lan, Memo, Pair
 from advisor.engine.workload import WritesetSizes, writeset_size_draws
 from advisor.inputs.topology import Topology
 from advisor.model import galera, pipeline, tcp
@@ -30,7 +31,6 @@ from advisor.model.provider_options import OptionValue
 from advisor.model.rtt import RttDistribution, quantiles_at
 
 FloatArray = npt.NDArray[np.float64]
-Pair = tuple[FloatArray, FloatArray]
 
 # Inside a site: 10 Gbit/s and a warm window (a LAN cluster's links are busy and short).
 _LAN_BANDWIDTH_MBPS = 10_000.0
@@ -83,19 +83,27 @@ def sampling(
 
 class LinkDraws:
     """Draws of (small, write-set) round trips [ms] of every site pair, and inside every
-    site, at one :class:`Sampling`; each drawn once per analysis (:class:`Memo`)."""
+    site, at one :class:`Sampling`: all drawn when it is made, each once per analysis
+    (:class:`~advisor.engine.memo.Memo`)."""
 
     def __init__(
         self,
         topology: Topology,
         links: Sequence[LinkEvidence],
-        draws: Sampling,
+        plan: Sampling,
         memo: Memo,
     ) -> None:
         self.links = {frozenset(link.sites): link for link in links}
-        self.sampling = draws
-        self._lans = {s.name: tuple(s.lan_rtt_ms.given().items()) for s in topology.sites}
+        self.sampling = plan
         self._memo = memo
+        key = (plan.draws, plan.anchor_bytes)
+        self._lans: dict[str, tuple[Pair, float]] = {}
+        for site in topology.sites:
+            lan = tuple(site.lan_rtt_ms.given().items())
+            self._lans[site.name] = self._lan(site.name, lan, key)
+        self._pairs: dict[frozenset[str], Pair] = {}
+        for pair, link in self.links.items():
+            self._pairs[pair] = self._pair(link, key)
 
     def link(self, a: str, b: str) -> LinkEvidence:
         """The evidence of the pair a-b, in either order."""
@@ -103,47 +111,49 @@ class LinkDraws:
 
     def __call__(self, a: str, b: str) -> Pair:
         """Round trips between sites a and b (inside site a when a == b), draw by draw."""
-        plan = self.sampling
-        if a == b:
-            lan = self._lans[a]
-            lan_key = ("lan draws", a, lan, plan.draws, plan.anchor_bytes)
-            return self._memo.get(lan_key, lambda: self._lan(a, lan))[0]
-        link = self.link(a, b)
-        key = ("pair draws", link, plan.draws, plan.anchor_bytes)
-        return self._memo.get(key, lambda: self._drawn(a, b, self._at_anchors(link)))
+        return self._lans[a][0] if a == b else self._pairs[frozenset((a, b))]
 
     def relay_ms(self, site: str) -> float:
         """The relay hop into ``site``'s segment: the median of its small LAN draws [ms]."""
-        plan = self.sampling
-        lan = self._lans[site]
-        key = ("lan draws", site, lan, plan.draws, plan.anchor_bytes)
-        return self._memo.get(key, lambda: self._lan(site, lan))[1]
+        return self._lans[site][1]
 
-    def _lan(self, site: str, lan: tuple[tuple[str, float], ...]) -> tuple[Pair, float]:
+    def _pair(self, link: LinkEvidence, key: tuple[int, Anchors]) -> Pair:
+        """The link's draws, from the memo or drawn at its write-set round trips."""
+        kept = self._memo.pair_draws.get((link, *key))
+        if kept is not None:
+            return kept
+        low, high = self.sampling.anchor_bytes
+        dists = (link.rtt, self._writeset_rtt(link, low), self._writeset_rtt(link, high))
+        return self._memo.pair_draws.setdefault((link, *key), self._drawn(*link.sites, dists))
+
+    def _writeset_rtt(self, link: LinkEvidence, size_bytes: float) -> RttDistribution:
+        memo = self._memo.writeset_rtts
+        if (link, size_bytes) not in memo:
+            memo[(link, size_bytes)] = link.writeset_rtt(size_bytes)[0]
+        return memo[(link, size_bytes)]
+
+    def _lan(self, site: str, lan: Lan, key: tuple[int, Anchors]) -> tuple[Pair, float]:
+        """A site's LAN draws and their small median [ms]: 10 Gbit/s and a warm window
+        inside a site (a LAN cluster's links are busy and short)."""
+        kept = self._memo.lan_draws.get((site, lan, *key))
+        if kept is not None:
+            return kept
         small = RttDistribution.from_percentiles(dict(lan))
+        dists = (small, *(self._lan_writeset(small, size) for size in self.sampling.anchor_bytes))
+        pair = self._drawn(site, site, dists)
+        return self._memo.lan_draws.setdefault((site, lan, *key), (pair, float(np.median(pair[0]))))
 
-        def at(size_bytes: float) -> RttDistribution:
-            return small.map(
-                lambda v: np.asarray(
-                    tcp.request_response_ms(
-                        size_bytes, _ACK_BYTES, v, _LAN_BANDWIDTH_MBPS, window="warm"
-                    )
-                )
+    @staticmethod
+    def _lan_writeset(small: RttDistribution, size_bytes: float) -> RttDistribution:
+        return small.map(
+            functools.partial(
+                tcp.request_response_ms,
+                size_bytes,
+                _ACK_BYTES,
+                bandwidth_mbps=_LAN_BANDWIDTH_MBPS,
+                window="warm",
             )
-
-        low, high = self.sampling.anchor_bytes
-        pair = self._drawn(site, site, (small, at(low), at(high)))
-        return pair, float(np.median(pair[0]))
-
-    def _at_anchors(self, link: LinkEvidence) -> tuple[RttDistribution, ...]:
-        """The link's small round trip and its write-set round trips at the anchor sizes."""
-        low, high = self.sampling.anchor_bytes
-
-        def writeset(size_bytes: float) -> RttDistribution:
-            key = ("writeset rtt", link, size_bytes)
-            return self._memo.get(key, lambda: link.writeset_rtt(size_bytes)[0])
-
-        return (link.rtt, writeset(low), writeset(high))
+        )
 
     def _drawn(self, a: str, b: str, dists: tuple[RttDistribution, ...]) -> Pair:
         """Draws at the pair's levels, as float32; each draw's write-set round trip at its

@@ -188,12 +188,13 @@ class Evaluator:
         if not any(site in g for g in option.groups):
             return None  # a partial option (one candidate group) without the clients
         cluster = option.clusters[option.cluster_of(site)]
-        lan_p50_ms = self.lan_commit_ms(site)["p50"]
-        key = ("throughput", site, *self.clusters.key(cluster.sites))
-        return self._memo.get(
-            key,
-            lambda: closed_loop_throughput(cluster, site, clients, self.pairs.sampling, lan_p50_ms),
-        )
+        key = (site, self.clusters.key(cluster.sites))
+        if key not in self._memo.throughputs:
+            lan_p50_ms = self.lan_commit_ms(site)["p50"]
+            plan = self.pairs.sampling
+            run = closed_loop_throughput(cluster, site, clients, plan, lan_p50_ms)
+            self._memo.throughputs[key] = run
+        return self._memo.throughputs[key]
 
 
 def _failover_timing(links: Sequence[LinkEvidence], writing: set[str]) -> failover.FailoverTiming:

@@ -24,14 +24,17 @@ __all__ = [
     "member_sites",
 ]
 
+import functools
 import itertools
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from advisor.errors import AdvisorError, Location
 from advisor.inputs.loading import LoadedTopology
@@ -39,6 +42,8 @@ from advisor.inputs.topology import Link, Measurement, Site
 from advisor.measurements import ParsedMeasurement, parse_file
 from advisor.model import physics, tcp
 from advisor.model.rtt import RttDistribution
+
+FloatArray = npt.NDArray[np.float64]
 
 # Assumed usable bandwidth where a link does not state one [Mbit/s]: a common inter-DC
 # port; serialisation only matters for large write sets, and reports say it was assumed.
@@ -196,13 +201,25 @@ class LinkEvidence:
             floor = self.floor_rtt_ms or 0.0
             shifted = nearest.distribution.map(lambda v: np.maximum(v + delta_ms, floor))
             return shifted, "measured" if nearest_bytes == size_bytes else "modelled"
-        return self.rtt.map(lambda v: _model_rr(size_bytes, v, bandwidth)), "modelled"
+        return self.rtt.map(_tcp_model(size_bytes, bandwidth)), "modelled"
 
 
-def _model_rr(size_bytes: float, rtt_ms: np.ndarray | float, bandwidth_mbps: float) -> np.ndarray:
-    return np.asarray(
-        tcp.request_response_ms(size_bytes, GALERA_ACK_BYTES, rtt_ms, bandwidth_mbps, window="warm")
+def _tcp_model(
+    size_bytes: float, bandwidth_mbps: float
+) -> Callable[[FloatArray], FloatArray | float]:
+    """The TCP model's round trip of a write set of ``size_bytes`` and its acknowledgement
+    over a link of ``bandwidth_mbps``, as a function of the small-message RTT [ms]."""
+    return functools.partial(
+        tcp.request_response_ms,
+        size_bytes,
+        GALERA_ACK_BYTES,
+        bandwidth_mbps=bandwidth_mbps,
+        window="warm",
     )
+
+
+def _model_rr(size_bytes: float, rtt_ms: float, bandwidth_mbps: float) -> float:
+    return float(_tcp_model(size_bytes, bandwidth_mbps)(np.asarray(rtt_ms)))
 
 
 def member_sites(loaded: LoadedTopology) -> list[Site]:
