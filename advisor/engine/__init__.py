@@ -1,5 +1,10 @@
 """The engine layer: evidence per site pair, the evaluation of clusters and options into
 metrics (no judgement), and the grouping search.
+
+``evidence`` (per site pair), ``workload`` (write-set sizes), ``draws`` (the Monte Carlo
+draws of one evaluation), ``clusters``, ``channels``, ``throughput``, ``failover``,
+``evaluator`` (options from those parts), ``memo`` (the one cache of an analysis),
+``grouping`` (the partition search), ``metrics`` (the plain data they return).
 """
 
 from typing import TYPE_CHECKING
@@ -7,7 +12,19 @@ from typing import TYPE_CHECKING
 from advisor._lazy import attach
 
 if TYPE_CHECKING:
-    from advisor.engine import evaluator, evidence, failover, grouping, metrics, workload
+    from advisor.engine import (
+        channels,
+        clusters,
+        draws,
+        evaluator,
+        evidence,
+        failover,
+        grouping,
+        memo,
+        metrics,
+        throughput,
+        workload,
+    )
     from advisor.engine.evaluator import Evaluator
     from advisor.engine.evidence import LinkEvidence, gather_links
     from advisor.engine.grouping import best_partition
@@ -24,19 +41,36 @@ __all__ = [
     "Throughput",
     "WritesetSizes",
     "best_partition",
+    "channels",
+    "clusters",
+    "draws",
     "evaluator",
     "evidence",
     "failover",
     "gather_links",
     "grouping",
+    "memo",
     "metrics",
+    "throughput",
     "workload",
     "writeset_sizes",
 ]
 
 __getattr__, __dir__ = attach(
     __name__,
-    ["evaluator", "evidence", "failover", "grouping", "metrics", "workload"],
+    [
+        "channels",
+        "clusters",
+        "draws",
+        "evaluator",
+        "evidence",
+        "failover",
+        "grouping",
+        "memo",
+        "metrics",
+        "throughput",
+        "workload",
+    ],
     {
         "Evaluator": "evaluator",
         "LinkEvidence": "evidence",

@@ -343,15 +343,38 @@ def _own_row(
 
 
 def callaghan_bound_per_s(commit_ms: npt.ArrayLike) -> FloatArray | float:
-    """Most updates per second one row can take: one per commit [1/s]."""
+    """Most updates per second one row can take: one per commit (Callaghan's law).
+
+    Parameters
+    ----------
+    commit_ms : array_like
+        Commit latency [ms].
+
+    Returns
+    -------
+    numpy.ndarray or float
+        The bound [updates/s]: ``1000 / commit_ms``.
+    """
     return 1000.0 / np.asarray(commit_ms, dtype=float)
 
 
 def hot_row_queue_ms(rate_per_s: float, commit_ms: float) -> tuple[float, float]:
-    """Utilisation ``rate * latency`` and the mean M/D/1 wait [ms] for a hot row's lock.
+    """Utilisation and the mean wait for a hot row's lock, as an M/D/1 queue.
 
     Each update holds the row for one commit latency (deterministic service); Pollaczek-
     Khinchine gives ``W = rho * T / (2 (1 - rho))``; infinite at rho >= 1.
+
+    Parameters
+    ----------
+    rate_per_s : float
+        Updates of the row [1/s], Poisson arrivals.
+    commit_ms : float
+        Commit latency, the time each update holds the row [ms].
+
+    Returns
+    -------
+    tuple of float
+        Utilisation ``rho = rate * commit`` [1] and the mean wait for the lock [ms].
     """
     rho = rate_per_s * commit_ms / 1000.0
     wait = float("inf") if rho >= 1 else rho * commit_ms / (2 * (1 - rho))
@@ -366,6 +389,18 @@ def conflict_probability(
     It fails when another member committed the row within its conflict window (about one
     commit latency); with Poisson arrivals at ``others_per_s`` the chance is
     ``1 - exp(-others_per_s * window)``.
+
+    Parameters
+    ----------
+    others_per_s : array_like
+        Updates of the same row at the other members [1/s].
+    window_ms : array_like
+        The conflict window [ms].
+
+    Returns
+    -------
+    numpy.ndarray or float
+        The probability [0, 1].
     """
     rate = np.asarray(others_per_s, dtype=float)
     chance: FloatArray = 1.0 - np.exp(-rate * np.asarray(window_ms, dtype=float) / 1000.0)
@@ -373,6 +408,19 @@ def conflict_probability(
 
 
 def conflict_rate_per_s(rates_per_s: Sequence[float], window_ms: Sequence[float]) -> float:
-    """Certification conflicts per second for one row written from several members."""
+    """Certification conflicts per second for one row written from several members.
+
+    Parameters
+    ----------
+    rates_per_s : sequence of float
+        Each member's updates of the row [1/s].
+    window_ms : sequence of float
+        Each member's conflict window [ms].
+
+    Returns
+    -------
+    float
+        Updates that lose certification [1/s].
+    """
     rates = np.asarray(rates_per_s, dtype=float)
     return float(np.sum(rates * conflict_probability(rates.sum() - rates, window_ms)))
