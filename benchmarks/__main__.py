@@ -26,8 +26,9 @@ REPO = Path(__file__).resolve().parents[1]
 CALIBRATION = REPO / "benchmarks" / "calibration"  # a copy of ../shared/calibration
 
 # Where to look when a guard of issue 20 is missed. Shown only for a missed guard, under the
-# profile of that run, which is the current word on where the time goes. A guard is a floor
-# under simplicity, not a goal: find the change that broke it before adding machinery.
+# profile of that run, which is the current word on where the time goes. A guard bounds how
+# slow simple code may be; it is not a goal: find the change that broke it before adding
+# machinery for speed.
 NEXT = {
     "cli": (
         "the profile above splits the process into imports per package and the library call; "
@@ -46,7 +47,7 @@ NEXT = {
         "the fleet costs what one small topology costs, a thousand times over two workers: "
         "profile one of them (`advisor recommend` on a generated fleet file)"
     ),
-    "ping": "see advisor/measurements/: the ping log's one parser",
+    "ping": "see the profile above and advisor/measurements/, where the ping log is parsed",
 }
 
 
@@ -174,7 +175,8 @@ def document(
         "rebuilt as a topology by `benchmarks/cases.py` and run through the product as a user "
         "would (`analyse()`, `build_recommendation()`), with the model's defaults wherever the "
         "case did not measure an input; error = (predicted - measured) / measured. None of the "
-        "sources states a verdict, so every row is a number.",
+        "sources states a verdict, so every row is a number. The copied rtt-by-distance.csv "
+        "(measured round trips between named places) is not a case file and has no rows here.",
         "",
         fidelity_section.rstrip(),
         "",
