@@ -61,18 +61,15 @@ def fixes() -> dict[str, str]:
             "(in the missed run the peers won 69 of 366 rounds, in the others 2 to 5). A "
             "simulation of the row's clients over EVS rounds would predict the rate itself"
         ),
-        "lab large-writeset-one-writer-rtt20": (
-            "nothing in the network model: the repeat on a quiet machine fits. A host-noise "
-            "term in the commit draws (the lab's p99 over p50 against its machine_busy_pct) "
-            "would make predicted tails honest on busy hosts"
-        ),
         "lab held-out-sysbench-special-rtt20-32-threads": (
             "a run at 32 threads on a machine with CPU to spare, to tell the host's queue from "
             "the window's before modelling either: uniform ids miss alike, so the locks are not it"
         ),
         "field pxc-7ms-send-window": (
             "find the queue of the 2016 run (flow control, the far node's CPU) in a lab run "
-            "with PXC's defaults before modelling it; batching alone predicts the 512/512 run"
+            "of that PXC's Galera before modelling it: the same shape on today's Galera (lab "
+            "sysbench-write-only-far-node-7ms) shows no such queue and fits; batching alone "
+            "predicts the 512/512 run"
         ),
         "field insert-100ms-two-colo": (
             "give the site's lan_rtt_ms and local_commit_ms where they are measured; this source "

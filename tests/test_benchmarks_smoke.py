@@ -12,7 +12,7 @@ import pytest
 
 from advisor.inputs.loading import load_topology
 from advisor.model import physics
-from benchmarks import cases, fidelity, speed
+from benchmarks import cases, fidelity, kept, speed
 from benchmarks.__main__ import main
 from benchmarks.cases import Row, rows
 
@@ -26,14 +26,28 @@ def test_smoke_runs_every_benchmark_and_writes_both_tables(tmp_path, calibration
     output = tmp_path / "BENCHMARKS.md"
     assert main(["--smoke", "--output", str(output)]) == 0
     text = output.read_text(encoding="utf-8")
-    for heading in ("## Machine", "## Speed", "## Fidelity", "### Out of sample", "## Reproduce"):
+    for heading in (
+        "## Machine",
+        "## Speed",
+        "### What a kept speed mechanism buys",
+        "## Fidelity",
+        "### Out of sample",
+        "## Reproduce",
+    ):
         assert heading in text
     assert re.search(r"- numpy: \d+\.\d+", text)
     speed_rows = [line for line in text.splitlines() if line.startswith("| `")]
-    # advisor recommend, its start-up budget, recommend() time and RSS, the sample files,
-    # the ping log, pingparsing, sweep, the fleet: each beside its yardstick.
-    assert len(speed_rows) == 10
-    assert "| yardstick (same run) | ratio |" in text
+    # The guards (advisor recommend, recommend() time and RSS, the ping log, the fleet), then
+    # information (the sample files, the largest topology, sweep): each beside its yardstick.
+    assert len(speed_rows) == 8
+    guarded = [row for row in speed_rows if "| ≤ " in row]
+    assert len(guarded) == 5 and speed_rows[:5] == guarded
+    for bound in ("| ≤ 3x |", "| ≤ 3 s |", "| ≤ 600 MB |", "| ≤ 40 s |", "| ≤ 0.5 s |"):
+        assert sum(bound in row for row in guarded) == 1, bound
+    assert "issue 13" not in text and "pingparsing" not in text
+    assert "| yardstick (same run) | ratio | guard |" in text
+    kept_rows = text.split("### What a kept speed mechanism buys", 1)[1].split("## Fidelity")[0]
+    assert kept_rows.count("\n| ") == 2 + len(kept.KEPT)  # header, rule, one per mechanism
     assert "small topologies, `--format jsonl --jobs 2`" in text
     assert "`recommend()`, 4 sites, 6 links x 500 samples" in text
     assert "1,000 points on paris-frankfurt" in text
@@ -60,6 +74,7 @@ def test_smoke_runs_every_benchmark_and_writes_both_tables(tmp_path, calibration
 
 def test_smoke_prints_the_fidelity_medians(capsys, monkeypatch, calibration):
     monkeypatch.setattr(speed, "run", lambda *a, **k: [])
+    monkeypatch.setattr(kept, "measure", lambda *a, **k: [])
     assert main(["--smoke"]) == 0
     out = capsys.readouterr().out
     lab = [abs(r.error) for r in calibration if r.kind.source == "lab" and not r.held_out]
@@ -72,6 +87,7 @@ def test_smoke_prints_the_fidelity_medians(capsys, monkeypatch, calibration):
 def test_smoke_writes_nothing_without_output(tmp_path, monkeypatch):
     written = []
     monkeypatch.setattr(speed, "run", lambda *a, **k: [])
+    monkeypatch.setattr(kept, "measure", lambda *a, **k: [])
     monkeypatch.setattr("pathlib.Path.write_text", lambda self, *a, **k: written.append(self))
     assert main(["--smoke"]) == 0
     assert written == []
@@ -245,9 +261,52 @@ def test_hot_row_lab_runs_are_rebuilt_against_the_rows_bound(tmp_path):
 def test_figure_met_follows_the_direction_of_its_target():
     assert speed.Figure("k", "b", "m", 1.4, "x", 1.5).met is True
     assert speed.Figure("k", "b", "m", 1.6, "x", 1.5).met is False
+    assert speed.Figure("k", "b", "m", math.inf, "s", 3.0).met is False  # did not finish
     assert speed.Figure("k", "b", "m", 9.0, "x", 10.0, at_most=False).met is False
     assert speed.Figure("k", "b", "m", math.nan, "x", 10.0, at_most=False).met is None
     assert speed.Figure("k", "b", "m", 3.0, "x").met is None
+
+
+def test_the_guards_are_issue_20s():
+    assert speed.GUARDS == {
+        "cli": 3.0,
+        "many_sites_time": 3.0,
+        "many_sites_rss": 600.0,
+        "fleet": 40.0,
+        "ping": 0.5,
+    }
+    assert set(kept.FIGURES) == set(speed.GUARDS)
+
+
+def _mechanism(name, result):
+    def measure(sizes):
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    return kept.Mechanism(name, "fleet", "s", measure)
+
+
+def test_kept_mechanisms_are_tabulated_with_the_share_they_buy():
+    bought = kept.measure(
+        [
+            _mechanism("cache A", (20.0, 25.0)),
+            _mechanism("cache B", (20.0, 21.0)),
+            _mechanism("cache C", ImportError("no module named advisor.cache")),
+        ],
+        speed.SMOKE,
+    )
+    assert bought[0].share == pytest.approx(0.25) and bought[0].earns_its_place
+    assert bought[1].share == pytest.approx(0.05) and not bought[1].earns_its_place
+    text = kept.markdown(bought)
+    fleet = "1,000 small topologies, `--jobs 2`: time"
+    assert f"| cache A | {fleet} | 20 s | 25 s | +25.0% | yes |" in text
+    assert f"| cache B | {fleet} | 20 s | 21 s | +5.0% | **no** (under 10%) |" in text
+    assert (
+        f"| cache C | {fleet} | - | - | - | not measured: ImportError: no module named "
+        "advisor.cache |"
+    ) in text
+    assert "No mechanism is recorded yet" in kept.markdown([])
 
 
 def test_many_sites_topology_has_every_pair_measured_above_the_physical_floor(tmp_path):

@@ -66,8 +66,9 @@ def test_every_row_measures_what_its_calibration_file_says():
     # The measured value is read from the case's file, never copied into benchmarks/cases.py.
     found = cases.calibration_cases()
     prefix = {"lab-galera.yaml": "lab", "lab-runs.yaml": "lab", "field-data.yaml": "field"}
+    # A case gives its entries in ``measured``, or one ``measured`` per run in ``runs``.
     numbers = {
-        f"{prefix[name]} {case['id']}": set(_numbers(case["measured"]))
+        f"{prefix[name]} {case['id']}": set(_numbers(case.get("runs", case.get("measured"))))
         for name, listed in found.items()
         for case in listed
     }
@@ -101,6 +102,35 @@ def test_rows_are_predicted_through_the_product_not_model_helpers():
         "advisor.inputs.loading",
         "advisor.recommendation",
         "advisor.result",
+    }
+
+
+def test_every_run_of_a_case_has_its_rows():
+    # large-writeset-one-writer-rtt20 was measured twice on a quiet machine: a row per
+    # percentile per size per run, none of them dropped or merged.
+    case = next(
+        c
+        for c in cases.calibration_cases()["lab-galera.yaml"]
+        if c["id"] == "large-writeset-one-writer-rtt20"
+    )
+    expected = {
+        f"run {number}: {entry['writeset_bytes']} B write set: commit {key}"
+        for number, run in enumerate(case["runs"], 1)
+        for entry in run["measured"]
+        for key in entry["commit_ms"]
+    }
+    found = {r.quantity for r in ROWS if r.case == "lab large-writeset-one-writer-rtt20"}
+    assert found == expected
+    assert len(found) == 22  # 4 sizes x 2 runs x 3 percentiles, less the 3 MB p99s
+
+
+def test_the_far_node_write_only_case_has_both_windows():
+    found = {r.quantity for r in ROWS if r.case == "lab sysbench-write-only-far-node-7ms"}
+    assert found == {
+        "windows 4/2: tps",
+        "windows 4/2: transaction p95",
+        "windows 512/512: tps",
+        "windows 512/512: transaction p95",
     }
 
 

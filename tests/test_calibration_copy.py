@@ -9,7 +9,9 @@ from conftest import CALIBRATION, REPO
 SHARED = REPO.parent / "shared" / "calibration"
 
 
-@pytest.mark.parametrize("name", ["field-data.yaml", "lab-galera.yaml"])
+@pytest.mark.parametrize(
+    "name", ["README.md", "field-data.yaml", "lab-galera.yaml", "rtt-by-distance.csv"]
+)
 def test_vendored_calibration_is_current(name):
     if not SHARED.is_dir():
         pytest.skip("no ../shared/calibration beside this checkout")

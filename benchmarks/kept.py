@@ -1,0 +1,143 @@
+"""What a kept speed mechanism buys: a guarded figure measured with it and without it.
+
+Issue 20: a mechanism that exists only for speed must buy at least 10 % of one of the
+guarded figures (:data:`benchmarks.speed.GUARDS`), measured, or go. Each entry of
+:data:`KEPT` names the mechanism, the guarded figure it buys and a callable that measures
+that figure both ways in one run (alternating, where it can), returning ``(with_it,
+without_it)`` in the figure's unit. The benchmark tabulates them in BENCHMARKS.md with the
+share each buys: ``(without_it - with_it) / with_it``, how much larger the guarded figure
+would be without the mechanism.
+
+To record a mechanism, add an entry to :data:`KEPT`; its callable may switch the
+mechanism off however is simplest (a flag of a child process, a monkeypatch, a parameter),
+as long as everything else stays the same.
+"""
+
+from __future__ import annotations
+
+__all__ = ["FIGURES", "KEEP_SHARE_MIN", "KEPT", "Bought", "Mechanism", "markdown", "measure"]
+
+import statistics
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks import speed
+
+# A mechanism keeps its place when it buys at least this share of a guarded figure.
+KEEP_SHARE_MIN = 0.10
+
+# The guarded figures a mechanism may buy, by their key in speed.GUARDS.
+FIGURES = {
+    "cli": "`advisor recommend` on paris-frankfurt / bare imports",
+    "many_sites_time": "30 sites, 435 links x 20,000 samples: time",
+    "many_sites_rss": "30 sites, 435 links x 20,000 samples: peak RSS",
+    "fleet": "1,000 small topologies, `--jobs 2`: time",
+    "ping": "10^6-line ping log: time",
+}
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """A speed mechanism the project keeps, and how to measure what it buys."""
+
+    name: str  # what is kept, and where
+    figure: str  # the guarded figure it buys: a key of FIGURES (and speed.GUARDS)
+    unit: str
+    measure: Callable[[speed.Sizes], tuple[float, float]]  # (with it, without it)
+
+
+@dataclass(frozen=True)
+class Bought:
+    """One mechanism's measurement, or why there is none."""
+
+    mechanism: Mechanism
+    with_it: float = float("nan")
+    without_it: float = float("nan")
+    error: str = ""  # why it could not be measured
+
+    @property
+    def share(self) -> float:
+        """How much larger the guarded figure is without the mechanism, relative to it."""
+        return (self.without_it - self.with_it) / self.with_it
+
+    @property
+    def earns_its_place(self) -> bool:
+        return not self.error and self.share >= KEEP_SHARE_MIN
+
+
+def _keep_freed_memory(sizes: speed.Sizes) -> tuple[float, float]:
+    """The 30-site time with and without glibc's freed memory kept for reuse, in fresh
+    processes run alternately, ``sizes.site_runs`` of each: medians [s]."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = speed.write_many_sites(Path(folder), sizes.sites, sizes.samples)
+        kept, plain = [], []
+        for _ in range(sizes.site_runs):
+            for keep, times in ((True, kept), (False, plain)):
+                run = speed.child_run(path, sizes.site_timeout_s, keep_memory=keep)
+                if run is None:
+                    raise RuntimeError(f"did not finish within {sizes.site_timeout_s:.0f} s")
+                times.append(run["total_s"])
+    return statistics.median(kept), statistics.median(plain)
+
+
+KEPT: list[Mechanism] = [
+    Mechanism(
+        "glibc's freed memory kept for reuse (`advisor.engine.memory.keep_freed_memory`, "
+        "called by the `advisor` command and the fleet's workers)",
+        "many_sites_time",
+        "s",
+        _keep_freed_memory,
+    ),
+]
+
+
+def measure(
+    mechanisms: Sequence[Mechanism] = KEPT, sizes: speed.Sizes = speed.FULL
+) -> list[Bought]:
+    """Each mechanism's guarded figure with and without it; a failed measurement is
+    recorded with its error, not raised (a mechanism removed since leaves a row saying so)."""
+    bought = []
+    for mechanism in mechanisms:
+        try:
+            with_it, without_it = mechanism.measure(sizes)
+        except Exception as error:  # one row's failure must not stop the run
+            bought.append(Bought(mechanism, error=f"{type(error).__name__}: {error}"))
+            continue
+        bought.append(Bought(mechanism, with_it, without_it))
+    return bought
+
+
+def _value(value: float, unit: str) -> str:
+    return f"{value:.3g}x" if unit == "x" else f"{value:.3g} {unit}"
+
+
+def markdown(bought: Sequence[Bought]) -> str:
+    """The section of BENCHMARKS.md: one row per kept mechanism."""
+    intro = (
+        "A mechanism that exists only for speed stays if it buys at least "
+        f"{KEEP_SHARE_MIN:.0%} of one guarded figure (issue 20). Each row is measured in this "
+        "run, with and without the mechanism (benchmarks/kept.py); share = (without - with) "
+        "/ with: how much larger the guarded figure would be without it."
+    )
+    if not bought:
+        return intro + "\n\nNo mechanism is recorded yet (benchmarks/kept.py, `KEPT`).\n"
+    lines = [
+        intro,
+        "",
+        "| mechanism | guarded figure | with it | without it | share | keeps its place |",
+        "| --- | --- | ---: | ---: | ---: | --- |",
+    ]
+    for b in bought:
+        m = b.mechanism
+        figure = FIGURES.get(m.figure, m.figure)
+        if b.error:
+            lines.append(f"| {m.name} | {figure} | - | - | - | not measured: {b.error} |")
+            continue
+        verdict = "yes" if b.earns_its_place else f"**no** (under {KEEP_SHARE_MIN:.0%})"
+        lines.append(
+            f"| {m.name} | {figure} | {_value(b.with_it, m.unit)} "
+            f"| {_value(b.without_it, m.unit)} | {b.share:+.1%} | {verdict} |"
+        )
+    return "\n".join(lines) + "\n"
