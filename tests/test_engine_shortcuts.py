@@ -27,22 +27,22 @@ from advisor.rules.registry import blocks, evaluate, rule_ids
 
 REPO = Path(__file__).resolve().parent.parent
 
-# Five sites of benchmarks/speed.py's fleet (topology 83), every link estimated: the verdict
-# differs at all three points of the range (grouped at the low end, grouped otherwise at the
-# estimate, per-site clusters at the high end).
+# Five sites of benchmarks/speed.py's fleet (topology 85), every link estimated: the verdict
+# differs at all three points of the range (grouped with warsaw at the low end, grouped
+# without it at the estimate, per-site clusters at the high end).
 FIVE_SITES = """
-name: fleet-83
+name: fleet-85
 requirements: {commit_latency_ms: {p99: 100}, survive: site, max_data_loss_s: 1}
 sites:
-  - {name: seattle, location: {lat: 47.6062, lon: -122.3321}, nodes: 3}
-  - {name: chicago, location: {lat: 41.8781, lon: -87.6298}, nodes: 3}
+  - {name: london, location: {lat: 51.5074, lon: -0.1278}, nodes: 3}
   - {name: paris, location: {lat: 48.8566, lon: 2.3522}, nodes: 3}
-  - {name: sydney, location: {lat: -33.8688, lon: 151.2093}, nodes: 3}
-  - {name: san-jose, location: {lat: 37.3382, lon: -121.8863}, nodes: 3}
+  - {name: frankfurt, location: {lat: 50.1109, lon: 8.6821}, nodes: 3}
+  - {name: johannesburg, location: {lat: -26.2041, lon: 28.0473}, nodes: 3}
+  - {name: warsaw, location: {lat: 52.2297, lon: 21.0122}, nodes: 3}
 workload:
   commits_per_s: {avg: 400, peak: 1500}
   writeset_bytes: {p50: 2048, p99: 65536}
-  hot_rows: [{name: row, updates_per_s: 5, writer_sites: [seattle]}]
+  hot_rows: [{name: row, updates_per_s: 20, writer_sites: [london]}]
 """
 
 
@@ -125,8 +125,8 @@ def test_the_ends_verdict_with_blocker_rules_alone_is_the_verdict_with_every_rul
 def test_a_verdict_that_differs_at_each_point_of_the_range_is_still_reported() -> None:
     result = five_sites_analysis()
     assert dict(result.estimate_ends) == {
-        "estimate": "grouped_clusters (seattle+chicago+san-jose; paris; sydney)",
-        "low": "grouped_clusters (seattle+chicago+paris+san-jose; sydney)",
+        "estimate": "grouped_clusters (london+paris+frankfurt; johannesburg; warsaw)",
+        "low": "grouped_clusters (london+paris+frankfurt+warsaw; johannesburg)",
         "high": "per_site_clusters",
     }
     (finding,) = [f for f in result.findings if f.rule == "ESTIMATE-FLIPS-VERDICT"]

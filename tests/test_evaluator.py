@@ -91,8 +91,8 @@ def test_an_arbitrator_is_placed_where_quorum_fails_and_its_cost_is_recorded():
     # 2 + 2 nodes: losing a site leaves 50%. garbd at w: 5 votes, any loss leaves >= 3.
     # Without garbd, a and b alike: a -> b (10.0174 - 5) -> b' (0.1) -> a (5) = 10.1174, + 1.
     # With garbd at w (a-w 4, b-w 14), writer a: a -> b (5.0174) -> w (7) -> a (2) = 14.0174;
-    # writer b, the worst: b -> w (14.0174 - 7) -> b' (7) -> b (0.1) = 14.1174, + 1.
-    # Cost at the worst writer: 15.1174 - 11.1174 = 4.0 ms.
+    # ProxySQL's one writer is a (the first writing site): b's commits run there, + 10 ms
+    # round trip. Cost at the writer: 15.0174 - 11.1174 = 3.9 ms.
     ev = evaluator(ARBITRATED, {"a-b": 10.0, "a-w": 4.0, "b-w": 14.0}, survive="site")
     cluster = ev.cluster(["a", "b"])
     assert cluster.arbitrator == "w"
@@ -100,8 +100,9 @@ def test_an_arbitrator_is_placed_where_quorum_fails_and_its_cost_is_recorded():
     assert cluster.members == ("a", "b", "w")
     assert {link.sites for link in cluster.links} == {("a", "b"), ("a", "w"), ("b", "w")}
     assert cluster.commit_percentiles("a")["p50"] == pytest.approx(15.0174, abs=1e-4)
-    assert cluster.commit_percentiles("b")["p50"] == pytest.approx(15.1174, abs=1e-4)
-    assert cluster.arbitrator_cost_ms == pytest.approx(4.0, abs=1e-4)
+    assert cluster.writer_site == "a"
+    assert cluster.commit_percentiles("b")["p50"] == pytest.approx(25.0174, abs=1e-4)
+    assert cluster.arbitrator_cost_ms == pytest.approx(3.9, abs=1e-4)
 
 
 def test_the_arbitrator_goes_where_it_costs_the_least():
@@ -157,8 +158,11 @@ def test_option_groups_follow_the_declaration_order():
 
 def test_three_sites_commit_over_the_longest_path():
     # 3 nodes a site; writer a: a -> b (10.0174 - 5) -> c (10) -> a (10) = 25.0174, + 1.
+    # ProxySQL's one writer is at a: c's commits run there and add c-a's 20 ms round trip.
     option = evaluator(*THREE_SITES).option("single_cluster", [["a", "b", "c"]])
-    assert option.commit_latency_ms["p50"] == pytest.approx(26.0174, abs=1e-4)
+    (cluster,) = option.clusters
+    assert cluster.commit_percentiles("a")["p50"] == pytest.approx(26.0174, abs=1e-4)
+    assert option.commit_latency_ms["p50"] == pytest.approx(46.0174, abs=1e-4)
 
 
 HOT = {
@@ -186,11 +190,12 @@ def test_a_hot_row_is_owned_by_its_first_writer_site_and_routed_there():
 
 
 def test_a_hot_row_written_at_two_sites_of_one_cluster_conflicts():
-    # Single cluster: r's 10/s split 5 + 5 between b and a, each commit 26.0174 ms.
-    # 2 x 5 x (1 - exp(-5 x 0.0260174)) = 10 x 0.121980 = 1.2198 conflicts/s.
+    # Were b and a to write on their own members: r's 10/s split 5 + 5, each within the
+    # writer's commit, 26.0174 ms: 2 x 5 x (1 - exp(-5 x 0.0260174)) = 1.2198 conflicts/s.
+    # Under one writer (at a, the first writing site) b's statements go to a: 10 ms.
     option = evaluator(*THREE_SITES, workload=HOT).option("single_cluster", [["a", "b", "c"]])
     row = option.hot_rows[0]
-    assert not row.spans_clusters and row.routed_rtt_ms == {}
+    assert not row.spans_clusters and row.routed_rtt_ms == {"b": pytest.approx(10.0)}
     assert row.commit_ms["p50"] == pytest.approx(26.0174, abs=1e-4)
     assert row.conflicts_per_s == pytest.approx(1.2198, abs=1e-4)
 

@@ -100,8 +100,9 @@ def test_three_sites_in_one_metro_run_one_cluster():
     single = option(result, "single_cluster")
     assert single.viable and single.survives_site_loss
     # Longest path w->k->j->w: at most (0.7 + 0.8 + 0.5) / 2 = 1.0 ms of WAN (p50), with the
-    # relay hops and 1 ms local work about 2.0-2.6 ms; Callaghan allows about 400/s.
-    assert 1.8 < single.commit_latency_ms["p50"] < 2.8
+    # relay hops and 1 ms local work about 2.0-2.6 ms at the writer (dc1); Callaghan allows
+    # about 400/s. A site's statements cross to the writer: at most 0.8 ms more.
+    assert 1.8 < single.commit_latency_ms["p50"] < 2.8 + 0.8
     bound = result.hot_rows[0].max_updates_per_s["single_cluster"]
     assert 350 < bound < 560
     # Locations alone put the floor: the links run at a fair fraction of light speed.

@@ -20,8 +20,9 @@ EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*/
 def two_sites(*, slo_p99=20, lan="0.2", hot_rows=""):
     """3 + 3 nodes 10 ms apart, one LAN value, segments off.
 
-    With LAN 0.2: commit 11.1174 ms (a -> b (10.0174 - 5) -> b' (0.1) -> a (5) + 1),
-    alone at a site 1.3017 ms.
+    With LAN 0.2: commit 11.1174 ms at the writer a (a -> b (10.0174 - 5) -> b' (0.1) ->
+    a (5) + 1), 21.1174 ms at b (its statements cross to a: 10 ms more), alone at a site
+    1.3017 ms.
     """
     return parse_topology(
         textwrap.dedent(
@@ -86,45 +87,45 @@ def test_at_todays_rtt_the_sweep_chooses_what_the_analysis_chose(path):
 
 
 def test_single_cluster_stops_being_viable_past_the_scaled_slo():
-    # (20 - 1.3017) / (11.1174 - 1.3017) x 10 ms = 19.05 ms: on a 0.1 ms grid the last
-    # viable point is 19.0, the first beyond 19.1; per_site_clusters (viable, 2 clusters)
+    # At b: (20 - 1.3017) / (21.1174 - 1.3017) x 10 ms = 9.436 ms: on a 0.1 ms grid the last
+    # viable point is 9.4, the first beyond 9.5; per_site_clusters (viable, 2 clusters)
     # takes over there.
     result = sweep(analyse(two_sites()), "rtt", parse_range("0:40:401"))
-    assert result.viability_changes() == [(pytest.approx(19.1), "single_cluster", False)]
+    assert result.viability_changes() == [(pytest.approx(9.5), "single_cluster", False)]
     assert result.flips() == [
-        (pytest.approx(19.1), "single_cluster", "per_site_clusters"),
+        (pytest.approx(9.5), "single_cluster", "per_site_clusters"),
     ]
 
 
-def test_a_known_example_flips_where_the_hot_row_fills_up():
-    # paris-frankfurt, single_cluster: commit p50 about 11.7 ms with the worst link at 10.227
-    # ms (paris-2 - frankfurt, estimated, bounded by the measured path via paris-1: 0.467 +
-    # 9.76), paris-1 alone about 1.30 ms. "inventory sku=1001" at 150/s needs p50 < 1000 /
-    # 150 = 6.6667 ms: (6.6667 - 1.3015) / (11.691 - 1.3015) = 0.51641, x 10.227 = 5.281 ms.
-    # The SLO (p99 8 ms: 12.25 at the link, 1.75 alone) allows up to 6.09 ms. So
-    # single_cluster is viable to 5.2 on a 0.1 ms grid, and grouped_clusters (viable
-    # throughout) takes over from 5.3. The same arithmetic on the analysis's own figures
-    # keeps the test to the sweep, whatever the commit model gives.
+def test_a_known_example_flips_where_its_tightest_limit_binds():
+    # paris-frankfurt, single_cluster, the worst link at 10.227 ms (paris-2 - frankfurt,
+    # estimated, bounded by the measured path via paris-1: 0.467 + 9.76). ProxySQL's writer
+    # is paris-1 (it owns the hot rows): "inventory sku=1001" at 150/s needs its lock's hold,
+    # the commit there (about 11.7 ms), below 1000 / 150 = 6.6667 ms: about 5.28 ms of worst
+    # link. Frankfurt's commits run at paris-1 and cross back (p99 about 22.4 ms): the SLO
+    # (p99 8 ms) binds first, near 3.2 ms. The sweep flips where what_would_change says.
     path = next(p for p in EXAMPLES if p.parent.name == "paris-frankfurt")
     analysis = analyse(path)
     assert analysis.worst_link_p50_ms == pytest.approx(10.227)
     single = analysis.option("single_cluster")
     lan_ms = analysis.lan_base_ms(single.clusters[0])["p50"]
-    limit_ms = (1000 / 150 - lan_ms) / (single.commit_latency_ms["p50"] - lan_ms) * 10.227
-    assert limit_ms == pytest.approx(5.28, abs=0.15)
-    first_ms = np.ceil(round(limit_ms * 10, 6)) / 10
+    row = next(r for r in single.hot_rows if r.row.name == "inventory sku=1001")
+    row_limit_ms = (1000 / 150 - lan_ms) / (row.commit_ms["p50"] - lan_ms) * 10.227
+    assert row_limit_ms == pytest.approx(5.28, abs=0.15)
+    slo = recommend(path).what_would_change[0]
+    assert slo.quantity == "worst_link_rtt_ms" and 2.9 < slo.value < row_limit_ms
+    first_ms = np.ceil(round(slo.value * 10, 6)) / 10
     result = sweep(analysis, "rtt", parse_range("0:28:281"))
     assert result.viability_changes() == [(pytest.approx(first_ms), "single_cluster", False)]
     assert result.flips() == [(pytest.approx(first_ms), "single_cluster", "grouped_clusters")]
-    # what_would_change says the same with the same arithmetic.
-    assert recommend(path).what_would_change[0].value == pytest.approx(limit_ms, abs=0.01)
 
 
 def test_a_hot_row_rate_sweep_flips_at_callaghans_bound():
-    # Row "h" written at a and b: single_cluster holds it while rate x 11.1174 ms < 1, i.e.
-    # below 1000 / 11.1174 = 89.95/s; per_site_clusters splits it (a blocker of cost 1),
-    # cheaper than HOT-ROW-RATE (cost 3) once both are blocked.
-    analysis = analyse(two_sites(hot_rows='{name: "h", updates_per_s: 40}'))
+    # Row "h" written at a and b: single_cluster holds it while rate x 11.1174 ms (its lock
+    # held for one commit at the writer a) < 1, i.e. below 1000 / 11.1174 = 89.95/s;
+    # per_site_clusters splits it (a blocker of cost 1), cheaper than HOT-ROW-RATE (cost 3)
+    # once both are blocked. The SLO (p99 40 ms) holds b's 21.1 ms commits.
+    analysis = analyse(two_sites(slo_p99=40, hot_rows='{name: "h", updates_per_s: 40}'))
     result = sweep(analysis, "hot-row-rate", parse_range("0:200:201"))
     assert result.current == 40.0
     assert result.viability_changes() == [(90.0, "single_cluster", False)]
@@ -152,7 +153,7 @@ def test_a_rule_downgraded_to_warning_no_longer_blocks_along_the_sweep(tmp_path)
     )
     analysis = analyse(two_sites(), rules_dirs=[overrides])
     result = sweep(analysis, "rtt", parse_range("0:40:401"))
-    # Past 19.05 ms the SLO breaks, but as a warning: single_cluster stays viable and chosen.
+    # Past 9.44 ms the SLO breaks, but as a warning: single_cluster stays viable and chosen.
     assert result.viable[result.architectures.index("single_cluster")].all()
     assert result.flips() == []
     assert set(np.asarray(result.architectures)[result.chosen]) == {"single_cluster"}

@@ -214,31 +214,33 @@ def two_sites(slo_p99, hot_rows=""):
 
 
 def test_single_cluster_stops_being_viable_at_the_scaled_rtt():
-    # 3 + 3 nodes, 10 ms: a -> b (10.0174 - 5) -> b' (0.1) -> a (5) + 1 = 11.1174 ms;
-    # alone at a: 1.3017 ms. (20 - 1.3017) / (11.1174 - 1.3017) = 1.90494, x 10 = 19.05 ms.
-    (change,) = two_sites(20).what_would_change
+    # 3 + 3 nodes, 10 ms: a -> b (10.0174 - 5) -> b' (0.1) -> a (5) + 1 = 11.1174 ms at the
+    # writer a, 21.1174 ms at b (its statements cross to a); alone at a: 1.3017 ms.
+    # (40 - 1.3017) / (21.1174 - 1.3017) = 1.95291, x 10 = 19.53 ms.
+    (change,) = two_sites(40).what_would_change
     assert (change.quantity, change.unit, change.current) == ("worst_link_rtt_ms", "ms", 10.0)
-    assert change.value == pytest.approx(19.05)
+    assert change.value == pytest.approx(19.53)
     assert change.message.startswith(
         "single_cluster stops being viable for latency when the worst inter-site RTT (p50) "
-        "rises above 19.0 ms (now 10.0 ms), limited by commit p99 20 ms; on a typical fibre"
+        "rises above 19.5 ms (now 10.0 ms), limited by commit p99 40 ms; on a typical fibre"
     )
 
 
 def test_single_cluster_becomes_viable_below_the_scaled_rtt():
-    # (8 - 1.3017) / 9.8157 = 0.68240, x 10 = 6.82 ms.
+    # (8 - 1.3017) / (21.1174 - 1.3017) = 0.33801, x 10 = 3.38 ms.
     (change,) = two_sites(8).what_would_change
-    assert change.value == pytest.approx(6.82)
-    assert "becomes viable for latency when the worst inter-site RTT (p50) drops below 6.8 ms" in (
+    assert change.value == pytest.approx(3.38)
+    assert "becomes viable for latency when the worst inter-site RTT (p50) drops below 3.4 ms" in (
         change.message
     )
 
 
 def test_a_hot_row_adds_its_bound_and_the_tighter_limit_binds():
-    # Row at 40/s: limit 25 ms, factor (25 - 1.3017) / 9.8157 = 2.414, looser than the
-    # SLO's 1.905. Its bound: 1000 / 11.1174 = 89.95/s.
-    rtt, row = two_sites(20, '{name: "h", updates_per_s: 40}').what_would_change
-    assert rtt.value == pytest.approx(19.05)
+    # Row at 40/s: limit 25 ms on its lock's hold (the writer's commit), factor
+    # (25 - 1.3017) / 9.8157 = 2.414, looser than the SLO's (40 - 1.3017) / 19.8157 = 1.953.
+    # Its bound: 1000 / 11.1174 = 89.95/s.
+    rtt, row = two_sites(40, '{name: "h", updates_per_s: 40}').what_would_change
+    assert rtt.value == pytest.approx(19.53)
     assert (row.quantity, row.unit, row.current) == ("hot_row_rate:h", "1/s", 40.0)
     assert row.value == pytest.approx(89.95)
     assert row.message == (

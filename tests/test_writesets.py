@@ -48,8 +48,9 @@ def test_a_p99_write_set_of_512_kb_raises_the_p99_commit_above_its_round_trip():
     assert link.writeset_rtt_ms["p99_size_p50"] == pytest.approx(16.0)
     # 512 KB is 17 messages: with windows 4/2, five commit paths of 10+ ms, not one.
     assert single(result).commit_latency_ms["p99"] > 5 * 16.0
-    # A small p99 write set keeps the p99 commit near one path.
-    assert single(run(4_096)).commit_latency_ms["p99"] < 50.0
+    # A small p99 write set keeps the p99 commit near one path (b's commits add the 10 ms
+    # round trip to the writer at a).
+    assert single(run(4_096)).commit_latency_ms["p99"] < 50.0 + 10.2
 
 
 def test_the_median_commit_follows_the_median_write_set():
@@ -106,5 +107,6 @@ def test_routed_writes_pay_the_wan_round_trip_next_to_the_hot_row_bounds():
     per_site = row.write_latency_ms["per_site_clusters"]
     # Owner a: a's own commit; b's statement is routed to a: one 20 ms round trip more.
     assert per_site["b"] == pytest.approx(per_site["a"] + 20.0)
+    # One cluster, one writer (at a): b's statement crosses the WAN to it all the same.
     single = row.write_latency_ms["single_cluster"]
-    assert single["a"] == single["b"]  # one cluster: both commit locally, across the WAN
+    assert single["b"] == pytest.approx(single["a"] + 20.0)

@@ -132,14 +132,11 @@ def _pick(analysis: Analysis, option: Option | str | None) -> Option:
 
 
 def _writer_site(option: Option, index: int) -> str:
-    """The site of the cluster's one writer: the owner of most hot rows, else the first."""
+    """The site of the cluster's one writer: where the engine ran its commits
+    (``ClusterEval.writer_site``: the owner of most hot rows, else the first writing site),
+    else the cluster's first site."""
     cluster = option.clusters[index]
-    candidates = list(cluster.writers) or list(cluster.sites)
-    owned = {
-        s: sum(1 for r in option.hot_rows if r.cluster == index and r.owner == s)
-        for s in candidates
-    }
-    return max(candidates, key=lambda s: (owned[s], -candidates.index(s)))
+    return cluster.writer_site or cluster.sites[0]
 
 
 def _cluster(ctx: PlanContext, index: int, incoming: int, garbd_count: int) -> ClusterPlan:

@@ -20,10 +20,9 @@ from advisor.engine.metrics import (
     Percentiles,
     safe_period_ms,
     summarise,
-    worst,
 )
 from advisor.inputs.topology import Topology
-from advisor.model import galera, pipeline, quorum
+from advisor.model import galera, pipeline, quorum, tcp
 
 
 class Clusters:
@@ -91,7 +90,8 @@ class Clusters:
         members = self._members(sites, arbitrator)
         by_site = {site: summarise(draws) for site, draws in commit.items()}
         local_ms = self.sampling.local_commit_ms
-        period_ms = safe_period_ms(worst(list(by_site.values())), local_ms)
+        writer = self.writer_site(writers)
+        period_ms = safe_period_ms(by_site[writer] if writer else {}, local_ms)
         names = list(members)
         return ClusterEval(
             sites=sites,
@@ -115,7 +115,19 @@ class Clusters:
             unfixable_by_arbitrator=unfixable,
             path_ms=paths,
             first_reply_draws_ms=replies,
+            writer_site=writer,
         )
+
+    def writer_site(self, writers: Sequence[str]) -> str | None:
+        """The site of the cluster's one writer (ProxySQL's ``max_writers`` 1): the writing
+        site that owns most hot rows, else the first (config/plan.py pins it there)."""
+        if not writers:
+            return None
+        owners = [
+            (row.writer_sites or self.writing or self.data_sites)[0]
+            for row in self.topology.workload.hot_rows
+        ]
+        return max(writers, key=lambda s: (owners.count(s), -writers.index(s)))
 
     def _members(self, sites: tuple[str, ...], arbitrator: str | None) -> dict[str, list[int]]:
         """Each member site's ``pc.weight`` per voting member (garbd: 1)."""
@@ -136,12 +148,44 @@ class Clusters:
     def _commits(
         self, sites: tuple[str, ...], arbitrator: str | None, writers: tuple[str, ...]
     ) -> _Commits:
-        """At each writer: the network path, the first reply and the commit, draw by draw."""
+        """The writer site's network path, each writer site's first reply, and the commit
+        seen at each writer site, draw by draw [ms].
+
+        ProxySQL sends every statement to the cluster's one writer (:meth:`writer_site`), so
+        a commit runs there: its rounds through the send windows and the retransmissions of
+        losses on the cluster's links; a client at another writing site adds the round trip
+        to the writer (its statement crosses that link and the answer comes back).
+        """
         members = self._members(sites, arbitrator)
-        paths = self._paths(sites, arbitrator, writers, in_step=False)
         replies = {w: self._first_reply(members, w) for w in writers}
-        commits = {w: self._pipelined(paths[w], replies[w]) for w in writers}
+        writer = self.writer_site(writers)
+        if writer is None:
+            return {}, replies, {}
+        paths = self._paths(sites, arbitrator, (writer,), in_step=False)
+        own = self._pipelined(paths[writer], replies[writer]) + self._losses(members, writer)
+        commits = {
+            w: own if w == writer else own + self.pairs(w, writer)[0].astype(float) for w in writers
+        }
         return paths, replies, commits
+
+    def _losses(self, members: dict[str, list[int]], writer: str) -> FloatArray:
+        """What losses on the cluster's links add to each draw's commit [ms]
+        (:func:`galera.retransmission_delay_draws`): every link carries one message each
+        way, and a link from the writer's site the write set's segments too."""
+        plan = self.sampling
+        names = list(members)
+        delay = np.zeros(plan.draws)
+        segments = np.ceil(plan.burst_draw_bytes / tcp.MSS_BYTES)
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                link = self.pairs.link(a, b)
+                if link.rtt.loss <= 0.0:
+                    continue
+                messages = 2.0 + (segments if writer in (a, b) else 0.0)
+                levels = galera.stream_uniforms("|".join(sorted((a, b))), 1, plan.draws)
+                rtt_ms = self.pairs(a, b)[0]
+                delay += galera.retransmission_delay_draws(link.rtt.loss, messages, rtt_ms, levels)
+        return delay
 
     def _paths(
         self,

@@ -31,6 +31,7 @@ from advisor.engine.metrics import (
     Option,
     Percentiles,
     Throughput,
+    summarise,
 )
 from advisor.engine.throughput import closed_loop_throughput
 from advisor.engine.workload import WritesetSizes
@@ -156,27 +157,56 @@ class Evaluator:
         owner = self._owner(row)
         index = option.cluster_of(owner)
         cluster = option.clusters[index]
+        writer = cluster.writer_site
         in_cluster = tuple(w for w in writers if w in cluster.commit_ms)
-        commit = (
-            max((cluster.commit_percentiles(w) for w in in_cluster), key=lambda p: p["p50"])
-            if in_cluster
-            else cluster.commit_percentiles()
-        )
+        commit = cluster.commit_percentiles(writer) if writer else cluster.commit_percentiles()
         stepping = (
             self.clusters.in_step_commit(cluster, in_cluster)
             if in_step and len(in_cluster) > 1
             else None
         )
         spans = any(w not in cluster.sites for w in writers)
-        routed = {w: self.median_rtt_ms(w, owner) for w in writers if w not in cluster.sites}
-        # Writers at several sites of one cluster write on several members: each site's
-        # share of the rate races the others within one commit latency.
+        routed = {w: self.median_rtt_ms(w, writer) for w in writers if writer and w != writer}
+        # Were the writer sites of one cluster to write on their own members (no one writer
+        # per cluster), each site's share of the rate would race the others within about one
+        # commit: the writer's, as each member's own path is about as long.
         rates = (
             [row.updates_per_s / len(in_cluster)] * len(in_cluster) if len(in_cluster) > 1 else []
         )
-        windows = [float(np.median(cluster.commit_ms[w])) for w in in_cluster] if rates else []
+        window_ms = float(np.median(cluster.commit_ms[writer])) if writer else 0.0
+        windows = [window_ms] * len(rates)
         conflicts = galera.conflict_rate_per_s(rates, windows) if rates else 0.0
-        return HotRowEval(row, writers, owner, index, commit, spans, routed, conflicts, stepping)
+        queued = self._queued_write(cluster, row, routed) if writer else None
+        return HotRowEval(
+            row,
+            writers,
+            owner,
+            index,
+            commit,
+            spans,
+            routed,
+            conflicts,
+            stepping,
+            *(queued or (None, None)),
+        )
+
+    def _queued_write(
+        self, cluster: ClusterEval, row: HotRow, routed: Mapping[str, float]
+    ) -> tuple[Percentiles, Percentiles] | None:
+        """An update of ``row`` at its required rate from its writer site farthest from the
+        cluster's writer: the wait for the row's lock (its updates queue, each holding the
+        lock for one commit at the writer: :func:`galera.lock_wait_draws`), the commit and
+        the round trip to the writer [ms]. None when the queue has no bound (the row needs
+        more updates than one per commit: HOT-ROW-RATE)."""
+        assert cluster.writer_site is not None
+        hold_ms = cluster.commit_ms[cluster.writer_site]
+        if row.updates_per_s * float(np.mean(hold_ms)) / 1000.0 >= 1.0:
+            return None
+        levels = galera.stream_uniforms(row.name, 2, hold_ms.size)
+        wait_ms = galera.lock_wait_draws(hold_ms, row.updates_per_s, levels)
+        far = max(routed, key=lambda w: routed[w], default=None)
+        hop_ms = self.pairs(far, cluster.writer_site)[0] if far else 0.0
+        return summarise(wait_ms + hold_ms + hop_ms), summarise(wait_ms)
 
     def _throughput(self, option: Option) -> Throughput | None:
         """The workload's clients at its first writing site, through their cluster; once
@@ -188,6 +218,8 @@ class Evaluator:
         if not any(site in g for g in option.groups):
             return None  # a partial option (one candidate group) without the clients
         cluster = option.clusters[option.cluster_of(site)]
+        if cluster.writer_site is None:
+            return None
         key = (site, self.clusters.key(cluster.sites))
         if key not in self._memo.throughputs:
             lan_p50_ms = self.lan_commit_ms(site)["p50"]

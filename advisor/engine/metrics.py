@@ -80,6 +80,8 @@ class ClusterEval:
     # of the round trip to the nearest member [ms]: what a closed loop of clients replays.
     path_ms: Mapping[str, FloatArray] = field(default_factory=dict, repr=False)
     first_reply_draws_ms: Mapping[str, FloatArray] = field(default_factory=dict, repr=False)
+    # The site of ProxySQL's one writer, where every commit runs (None: nobody writes).
+    writer_site: str | None = None
 
     @property
     def members(self) -> tuple[str, ...]:
@@ -95,8 +97,9 @@ class ClusterEval:
 
     @property
     def safe_period_ms(self) -> float:
-        """How often safe_seq advances: the worst writer's commit p50 less local work."""
-        return safe_period_ms(self.commit_percentiles(), self.local_commit_ms)
+        """How often safe_seq advances: the writer's commit p50 less local work."""
+        writer = self.commit_by_site_ms.get(self.writer_site or "", {})
+        return safe_period_ms(writer, self.local_commit_ms)
 
 
 def safe_period_ms(commit: Mapping[str, float], local_commit_ms: float) -> float:
@@ -126,20 +129,26 @@ class HotRowEval:
     writer_sites: tuple[str, ...]
     owner: str  # the site that owns the row (first writer site)
     cluster: int  # index of the owner's cluster
-    commit_ms: Percentiles  # at the worst writer site of the owner cluster
+    commit_ms: Percentiles  # at the owner cluster's writer: how long the row's lock is held
     spans_clusters: bool
-    routed_rtt_ms: Mapping[str, float] = field(default_factory=dict)  # writer -> RTT to owner
+    # writer site -> RTT p50 to the owner cluster's writer site, for writer sites elsewhere
+    routed_rtt_ms: Mapping[str, float] = field(default_factory=dict)
     conflicts_per_s: float = 0.0
     # Written at several sites of its cluster, each site on its own node (no one writer per
     # cluster): the commit of writers in step (galera.in_step_commit_draws), at the writer
     # site of the highest p50. None for one writer site.
     in_step_commit_ms: Percentiles | None = None
+    # One update of the row at its required rate, from the writer site farthest from the
+    # cluster's writer: the wait for the row's lock (galera.lock_wait_draws), the commit and
+    # the round trip to the writer. None when the row's rate is unbounded (HOT-ROW-RATE).
+    write_latency_ms: Percentiles | None = None
+    lock_wait_ms: Percentiles | None = None  # the wait for the row's lock alone
 
     @property
     def write_ms_by_site(self) -> dict[str, float]:
-        """One write of the row from each writer site, at the median [ms]: the owner cluster's
-        commit, plus one WAN round trip from a site outside it, whose statement ProxySQL
-        routes to the owner (the row's lock is held only for the commit at the owner)."""
+        """One write of the row from each writer site, at the median [ms]: the commit at the
+        owner cluster's writer, plus the round trip from a writer site elsewhere, whose
+        statement ProxySQL routes to that writer (the lock is held only for the commit)."""
         base = self.commit_ms["p50"]
         return {w: round(base + self.routed_rtt_ms.get(w, 0.0), 4) for w in self.writer_sites}
 

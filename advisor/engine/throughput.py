@@ -24,18 +24,23 @@ def closed_loop_throughput(
     plan: Sampling,
     lan_commit_p50_ms: float,
 ) -> Throughput:
-    """The clients at ``site`` (a writer of ``cluster``), each commit one drawn path, reply
-    and write-set size; think time is the transaction without its LAN commits
-    (``lan_commit_p50_ms`` each [ms])."""
+    """The clients at ``site`` (a writing site of ``cluster``), each commit one drawn path,
+    reply and write-set size at the cluster's writer; think time is the transaction without
+    its LAN commits (``lan_commit_p50_ms`` each [ms]), plus, at a site other than the
+    writer's, each commit's round trip to the writer (the median of what it adds)."""
+    writer = cluster.writer_site
+    assert writer is not None
     per_txn = clients.commits_per_txn
+    routed_ms = float(np.median(cluster.commit_ms[site] - cluster.commit_ms[writer]))
     think_ms = max(clients.baseline_txn_latency_ms - per_txn * lan_commit_p50_ms, 0.0)
+    think_ms += per_txn * routed_ms
     rows = clients.row_writes
     run = pipeline.closed_loop(
         clients.concurrency,
         think_ms,
         per_txn,
-        cluster.path_ms[site],
-        cluster.first_reply_draws_ms[site],
+        cluster.path_ms[writer],
+        cluster.first_reply_draws_ms[writer],
         plan.fragments,
         user_window=plan.user_window,
         send_window=plan.send_window,
@@ -45,7 +50,7 @@ def closed_loop_throughput(
     )
     # The window binds when commits wait for it; row locks when transactions wait longer
     # for rows than commits for the window.
-    lone_ms = float(np.mean(cluster.commit_ms[site]))
+    lone_ms = float(np.mean(cluster.commit_ms[writer]))
     commit_ms = float(np.mean(run.commit_ms))
     lock_wait_ms = 0.0
     if rows is not None:  # what the transactions took beyond thinking and committing

@@ -32,6 +32,8 @@ __all__ = [
     "conflict_rate_per_s",
     "hot_row_queue_ms",
     "in_step_commit_draws",
+    "lock_wait_draws",
+    "retransmission_delay_draws",
     "size_uniforms",
     "uniforms",
 ]
@@ -50,6 +52,9 @@ DRAWS = 20_000
 # Local certification and commit on the writer [ms]: the lab's commits took 1.5 RTT "plus
 # about 1 ms of local work" (lab-galera.yaml notes; innodb_flush_log_at_trx_commit=2).
 LOCAL_COMMIT_MS = 1.0
+# Linux's floor of the retransmission timeout [ms]: RTO = SRTT + max(4 rttvar, 200 ms)
+# (include/net/tcp.h TCP_RTO_MIN, __tcp_set_rto; ../shared/reference/network.md).
+RTO_MIN_MS = 200.0
 _SEED = 20_261_122
 
 
@@ -93,6 +98,27 @@ def uniforms(a: str, b: str, draws: int) -> FloatArray:
     key = "|".join(sorted((a, b)))
     rng = np.random.default_rng([_SEED, zlib.crc32(key.encode())])
     return rng.random(draws)
+
+
+def stream_uniforms(name: str, stream: int, draws: int) -> FloatArray:
+    """The random levels of a named stream of its own (``stream`` 1: a link's losses,
+    2: a hot row's arrivals), the same in every evaluation.
+
+    Parameters
+    ----------
+    name : str
+        What the stream belongs to (a pair's key, a row's name).
+    stream : int
+        Which kind of stream: 1 losses, 2 arrivals.
+    draws : int
+        Number of Monte Carlo draws.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``draws`` levels in [0, 1).
+    """
+    return np.random.default_rng([_SEED, zlib.crc32(name.encode()), stream]).random(draws)
 
 
 def size_uniforms(draws: int) -> FloatArray:
@@ -424,3 +450,79 @@ def conflict_rate_per_s(rates_per_s: Sequence[float], window_ms: Sequence[float]
     """
     rates = np.asarray(rates_per_s, dtype=float)
     return float(np.sum(rates * conflict_probability(rates.sum() - rates, window_ms)))
+
+
+def lock_wait_draws(hold_ms: FloatArray, rate_per_s: float, levels: FloatArray) -> FloatArray:
+    """How long each of a row's updates waits for the row's lock [ms], in arrival order.
+
+    Updates arrive at random (Poisson, ``rate_per_s``) and each holds the row's lock for its
+    commit (``hold_ms``, one draw per update): a single-server queue served in arrival order.
+    The wait follows Lindley's recursion ``W[n+1] = max(0, W[n] + hold[n] - gap[n+1])``,
+    which is ``C[n] - min(C[0..n])`` for the running sum ``C`` of ``hold - gap``. The queue
+    starts empty. Above a utilisation of 1 the waits grow without bound.
+
+    Parameters
+    ----------
+    hold_ms : numpy.ndarray
+        Each update's hold of the lock: its commit [ms].
+    rate_per_s : float
+        Updates of the row [1/s].
+    levels : numpy.ndarray
+        Uniform levels in [0, 1), one per update, for the gaps between arrivals.
+
+    Returns
+    -------
+    numpy.ndarray
+        Each update's wait for the lock [ms].
+
+    Examples
+    --------
+    >>> lock_wait_draws(np.array([10.0, 10.0, 10.0]), 0.0, np.zeros(3)).tolist()
+    [0.0, 0.0, 0.0]
+    """
+    if rate_per_s <= 0.0:
+        return np.zeros(len(hold_ms))
+    gaps_ms = -np.log1p(-levels) * (1000.0 / rate_per_s)
+    running = np.concatenate(([0.0], np.cumsum(hold_ms[:-1] - gaps_ms[1:])))
+    waits: FloatArray = running - np.minimum.accumulate(np.minimum(running, 0.0))
+    return waits
+
+
+def retransmission_delay_draws(
+    loss: float, messages: float | FloatArray, rtt_ms: FloatArray, levels: FloatArray
+) -> FloatArray:
+    """The delay losses on one link add to a commit [ms], draw by draw.
+
+    A Galera commit waits for every member's report (all-to-all), so a message lost on any
+    link of the cluster holds the commit until TCP resends it. A lone or last segment has
+    nothing after it to trigger a fast retransmit: it waits for the retransmission timeout,
+    ``RTO = RTT + 200 ms`` at least on Linux (:data:`RTO_MIN_MS`). A measured round-trip loss
+    ``loss`` (probe or reply lost) is a one-way loss ``q = 1 - sqrt(1 - loss)``; a commit is
+    held when any of the link's ``messages`` is lost, ``1 - (1 - q) ** messages``. A second
+    loss on the same link in one commit is left out (it needs ``loss ** 2``).
+
+    Parameters
+    ----------
+    loss : float
+        The link's measured round-trip loss, a fraction in [0, 1).
+    messages : float or numpy.ndarray
+        One-way messages the link carries during one commit (per draw, or for all).
+    rtt_ms : numpy.ndarray
+        The link's round trip in each draw [ms].
+    levels : numpy.ndarray
+        Uniform levels in [0, 1), one per draw (the link's own loss stream).
+
+    Returns
+    -------
+    numpy.ndarray
+        The added delay of each draw [ms]: 0, or the RTO.
+
+    Examples
+    --------
+    >>> retransmission_delay_draws(0.5, 1, np.array([10.0, 10.0]), np.array([0.1, 0.9])).tolist()
+    [210.0, 0.0]
+    """
+    one_way = 1.0 - np.sqrt(1.0 - loss)
+    held = 1.0 - (1.0 - one_way) ** messages
+    delay: FloatArray = np.where(levels < held, np.asarray(rtt_ms, dtype=float) + RTO_MIN_MS, 0.0)
+    return delay

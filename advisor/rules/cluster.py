@@ -56,28 +56,47 @@ def _cluster_hit(
 
 
 def commit_latency_slo(ctx: Context, p: Params) -> Iterator[RuleHit]:
-    """A writer site's predicted commit latency breaks requirements.commit_latency_ms."""
+    """A writer site's predicted commit latency breaks requirements.commit_latency_ms: its
+    commit at the cluster's writer with the round trip to it, or an update of a hot row,
+    which also waits for the row's lock."""
     slo = ctx.topology.requirements.commit_latency_ms
     if slo is None:
         return
     limits = slo.given()
     for option, cluster in ctx.clusters():
         for site in cluster.writers:
-            predicted = cluster.commit_percentiles(site)
-            broken = {k: predicted[k] for k, limit in limits.items() if predicted[k] > limit}
-            if broken:
-                yield RuleHit(
-                    site,
-                    {
-                        "site": site,
-                        "option": option.architecture,
-                        "predicted": _keys(broken),
-                        "required": _keys({k: limits[k] for k in broken}),
-                        "commit_p50_ms": predicted["p50"],
-                        "commit_p99_ms": predicted["p99"],
-                    },
-                    option.architecture,
-                )
+            hit = _slo_hit(option, site, site, cluster.commit_percentiles(site), limits)
+            if hit is not None:
+                yield hit
+    for option, row in ctx.hot_rows():
+        if row.write_latency_ms is None:
+            continue  # an unbounded queue: HOT-ROW-RATE's finding
+        far = max(row.routed_rtt_ms, key=lambda w: row.routed_rtt_ms[w], default=row.owner)
+        where = f"{far}, updating {row.row.name} (its lock's queue included)"
+        hit = _slo_hit(option, row.row.name, where, row.write_latency_ms, limits)
+        if hit is not None:
+            yield hit
+
+
+def _slo_hit(
+    option: Option,
+    subject: str,
+    where: str,
+    predicted: Mapping[str, float],
+    limits: Mapping[str, float],
+) -> RuleHit | None:
+    broken = {k: predicted[k] for k, limit in limits.items() if predicted[k] > limit}
+    if not broken:
+        return None
+    values = {
+        "site": where,
+        "option": option.architecture,
+        "predicted": _keys(broken),
+        "required": _keys({k: limits[k] for k in broken}),
+        "commit_p50_ms": predicted["p50"],
+        "commit_p99_ms": predicted["p99"],
+    }
+    return RuleHit(subject, values, option.architecture)
 
 
 def _unsurvived(
