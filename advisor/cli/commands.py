@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from advisor.cli import startup
+from advisor.cli.collect import collect_command
 from advisor.cli.output import EXIT_BAD_INPUT, Exit, guarded
 from advisor.cli.recommend import DEFAULT_MAX_FILE_MB, FailOn, width
 from advisor.cli.recommend import recommend as run_recommend
@@ -254,11 +255,4 @@ def sweep(
         write_file(chart, sweep_svg(result))
 
 
-def _register_collect() -> None:
-    """``advisor collect`` lives in advisor.collect (typer only at import; the driver later)."""
-    from advisor.collect.cli import collect_command
-
-    app.command("collect", help=collect_command.__doc__)(_user_errors(collect_command))
-
-
-_register_collect()
+app.command("collect", help=collect_command.__doc__)(_user_errors(collect_command))
