@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import gc
 import json
 import os
 import re
@@ -15,6 +16,8 @@ import pytest
 import shellingham
 import yaml
 from conftest import EXAMPLES, REPO
+
+from advisor.cli import main
 
 PARIS = EXAMPLES / "paris-frankfurt" / "topology.yaml"
 US_EU = EXAMPLES / "us-eu" / "topology.yaml"
@@ -376,6 +379,83 @@ def test_python_dash_m_and_help_work_as_a_process():
     assert result.returncode == 0
     for command in ("recommend", "doc", "validate", "schema", "rules", "sweep", "collect"):
         assert command in result.stdout
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["recommend", PARIS, "--format", "json"],
+        ["recommend", PARIS, US_EU, "--format", "jsonl", "--jobs", "1"],
+        ["recommend", PARIS, "--require", "single_cluster"],  # exit 1
+        ["recommend", PARIS, "missing.yaml"],  # exit 2, one line
+        ["recommend", PARIS, "--format", "yaml"],  # typer's usage error
+    ],
+    ids=lambda argv: " ".join(map(str, argv)),
+)
+def test_the_process_prints_what_the_app_prints(argv, cli):
+    """``advisor`` as a process (advisor.cli.main) prints and exits as the app does."""
+    done = subprocess.run(
+        [sys.executable, "-c", "from advisor.cli import main; main()", *map(str, argv)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+        env={"PATH": "/usr/bin:/bin", "COLUMNS": "100", "PYTHONIOENCODING": "utf-8"},
+    )
+    expected = cli(*argv)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        expected.exit_code,
+        expected.stdout,
+        expected.stderr,
+    )
+
+
+@pytest.fixture
+def collector():
+    """The collector's state restored after the test (main() freezes the start-up)."""
+    was_enabled = gc.isenabled()
+    yield
+    gc.unfreeze()
+    (gc.enable if was_enabled else gc.disable)()
+
+
+@pytest.mark.parametrize("argv", [["recommend", PARIS, "-f", "json"], ["schema"]])
+def test_the_collector_is_paused_for_the_start_up_only(argv, monkeypatch, capsys, collector):
+    """Stopped while main() imports and typer reads the command line, running again (the
+    start-up frozen) when the command runs, and after main() returns."""
+    seen = []
+
+    def engine(*args, **kwargs):
+        seen.append((gc.isenabled(), gc.get_freeze_count() > 0))
+        return []
+
+    monkeypatch.setattr("advisor.fleet.recommend_many", engine)
+    monkeypatch.setattr("advisor.inputs.schema.topology_schema_json", lambda: engine() or "{}")
+    monkeypatch.setattr(sys, "argv", ["advisor", *map(str, argv)])
+    gc.enable()
+    with pytest.raises(SystemExit) as end:
+        main()
+    assert end.value.code == 0 and capsys.readouterr().out in ("[]\n", "{}\n")
+    assert seen == [(True, True)]
+    assert gc.isenabled()
+
+
+def test_a_collector_the_caller_stopped_stays_stopped(monkeypatch, capsys, collector):
+    monkeypatch.setattr(sys, "argv", ["advisor", "recommend", "missing.yaml"])
+    gc.disable()
+    with pytest.raises(SystemExit) as end:
+        main()
+    assert end.value.code == 2 and "topology file not found" in capsys.readouterr().err
+    assert not gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_the_app_alone_leaves_the_collector_as_it_is(cli, collector):
+    """The app without main() (a test's CliRunner, a script) neither freezes nor restarts
+    the collector."""
+    gc.disable()
+    result = cli("schema")
+    assert result.exit_code == 0
+    assert not gc.isenabled() and gc.get_freeze_count() == 0
 
 
 def test_no_traceback_for_a_directory_given_as_topology(cli, tmp_path):

@@ -1,10 +1,5 @@
 """The command line: ``advisor`` (:func:`main`) and its typer app (``advisor.cli.app``, from
-:mod:`advisor.cli.commands`, imported only when a command line or a test needs it).
-
-``advisor recommend`` runs without typer when :func:`advisor.cli.recommend.read_arguments`
-takes its whole command line; every other command, ``--help`` and every usage error go to
-the typer app.
-"""
+:mod:`advisor.cli.commands`, imported only when a command line or a test needs it)."""
 
 from __future__ import annotations
 
@@ -19,24 +14,20 @@ def main() -> None:
 
     from advisor.cli import startup
 
-    startup.pause()  # until the command's modules are imported (advisor.cli.startup)
+    startup.pause()  # until a command starts (advisor.cli.startup)
     try:
+        from advisor.cli.commands import app
+        from advisor.engine.memory import keep_freed_memory
+
         for stream in (sys.stdout, sys.stderr):
             # A PYTHONIOENCODING or locale that cannot spell a name (latin-1 and a hot row
             # called "東京") writes \u6771 instead of a UnicodeEncodeError traceback.
             if hasattr(stream, "reconfigure"):
                 stream.reconfigure(errors="backslashreplace")
-        from advisor.cli.recommend import run_fast
-
-        code = run_fast(sys.argv[1:])
-        if code is None:
-            from advisor.cli.commands import app
-
-            startup.resume()
-            app(prog_name="advisor")
+        keep_freed_memory()  # the command's process is ours: the engine reuses freed memory
+        app(prog_name="advisor")
     finally:
-        startup.resume()
-    sys.exit(code)
+        startup.resume()  # no command ran (--help, a usage error)
 
 
 def __getattr__(name: str) -> Any:

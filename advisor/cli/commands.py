@@ -3,7 +3,6 @@
 Only typer is imported at start-up; every command imports what it needs, so that
 ``advisor --help`` stays fast. User errors (:class:`AdvisorError`) print one line on stderr
 and exit 2; a failed ``--require`` or ``--fail-on`` check exits 1 (:mod:`advisor.cli.output`).
-``advisor recommend`` usually runs without this app (:mod:`advisor.cli.recommend`).
 """
 
 from __future__ import annotations
@@ -17,8 +16,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from advisor.cli import startup
+from advisor.cli.collect import collect_command
 from advisor.cli.output import EXIT_BAD_INPUT, Exit, guarded
-from advisor.cli.recommend import DEFAULT_MAX_FILE_MB, FailOn, RecommendArgs, width
+from advisor.cli.recommend import DEFAULT_MAX_FILE_MB, FailOn, width
 from advisor.cli.recommend import recommend as run_recommend
 from advisor.vocabulary import Architecture, ReportFormat, SweepFormat, SweepVariable
 
@@ -47,7 +48,8 @@ def _user_errors(function: Callable[..., None]) -> Callable[..., None]:
 
     @functools.wraps(function)
     def run(*args: object, **kwargs: object) -> None:
-        code = guarded(typer.echo, lambda: function(*args, **kwargs))
+        startup.resume()  # typer has read the command line: the run collects its garbage
+        code = guarded(lambda: function(*args, **kwargs))
         if code:
             raise typer.Exit(code)
 
@@ -123,10 +125,16 @@ def recommend(
     in the order of the files, and a bad file is one error on stderr (exit 2) that does not
     stop the others; the other formats print nothing unless every file is valid.
     """
-    args = RecommendArgs(
-        files, output_format, require, fail_on, rules, measurements_root, max_file_mb, jobs
+    run_recommend(
+        files,
+        output_format=output_format,
+        require=require,
+        fail_on=fail_on,
+        rules=rules,
+        measurements_root=measurements_root,
+        max_file_mb=max_file_mb,
+        jobs=jobs,
     )
-    run_recommend(args, typer.echo)
 
 
 @_command()
@@ -247,11 +255,4 @@ def sweep(
         write_file(chart, sweep_svg(result))
 
 
-def _register_collect() -> None:
-    """``advisor collect`` lives in advisor.collect (typer only at import; the driver later)."""
-    from advisor.collect.cli import collect_command
-
-    app.command("collect", help=collect_command.__doc__)(_user_errors(collect_command))
-
-
-_register_collect()
+app.command("collect", help=collect_command.__doc__)(_user_errors(collect_command))

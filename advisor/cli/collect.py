@@ -1,7 +1,9 @@
-"""The ``advisor collect`` command: parse options, call :func:`advisor.collect.collect`, write.
+"""``advisor collect``: read the options, call :func:`advisor.collect.collect`, write what it
+gathered (a file, ``--into`` a topology.yaml, or standard output) and say so on stderr.
 
 Only typer is imported here at start-up; the driver and numpy load when the command runs.
-Every problem the user can cause raises :class:`advisor.errors.AdvisorError` (one line).
+Every problem the user can cause raises :class:`advisor.errors.AdvisorError`, which the app
+prints as one line (exit 2); the library (:mod:`advisor.collect`) prints nothing.
 """
 
 from __future__ import annotations
