@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 import advisor.collect.api as api
 from advisor.cli import app
-from advisor.collect.cli import collect_command, parse_duration_s
+from advisor.cli.collect import collect_command, parse_duration_s
 from advisor.collect.connection import ConnectionSettings
 from advisor.collect.hotrows import RowCounter
 from advisor.errors import AdvisorError

@@ -4,8 +4,9 @@ Watch one node of a running Galera cluster (MariaDB, Percona XtraDB Cluster, MyS
 for a while, with read-only statements, and write what it saw: commit rates, write-set
 sizes and replication volume, the hottest rows, and the provider options that run.
 
-The names below are imported on first use, so that importing :mod:`advisor.collect.cli`
-(which the command line does at start-up) does not load the MySQL driver and numpy.
+The command is :mod:`advisor.cli.collect`; this package is the library and prints nothing.
+The names below are imported on first use, so that the command line's start-up does not
+load the MySQL driver and numpy.
 """
 
 from __future__ import annotations
