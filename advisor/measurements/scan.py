@@ -91,7 +91,7 @@ def read_numbers(
     last = int(starts.max()) if starts.size else 0
     if last + width >= buf.size:  # a number in the last bytes, or a short buffer: pad it
         buf = np.concatenate((buf, np.zeros(width + 1, dtype=np.uint8)))
-    # row k: byte k of every number (copied start by start: each start's bytes are together)
+    # row k: byte k of every number (gathered start by start, each start's bytes together)
     table = np.ascontiguousarray(sliding_window_view(buf, width + 1)[starts].T)
     whole = np.zeros(starts.size, dtype=np.int64)  # the integer of the digits so far
     length = np.zeros(starts.size, dtype=np.uint8)
@@ -107,7 +107,7 @@ def read_numbers(
         whole *= np.where(is_digit, np.uint8(10), np.uint8(1))
         whole += digit * is_digit
         places += is_digit & (dots > 0)
-        dots += inside ^ is_digit
+        dots += inside ^ is_digit  # inside, not a digit: a dot
         length += inside
     ok = ((table[0] - _ZERO) <= 9) & (dots <= 1) & (length <= width)
     return whole / 10.0**places, length.astype(np.int64), ok
