@@ -172,18 +172,6 @@ def test_comment_lines_do_not_count_against_the_sample_limit(tmp_path: Path) -> 
     assert parse_file(path, "samples", max_samples=10).samples_ms.tolist() == [10.5, 11.5]
 
 
-@pytest.mark.parametrize(
-    ("fmt", "name"), [("ping", "ping_iputils.txt"), ("samples", "samples.txt")]
-)
-def test_ascending_reads_the_same_samples_sorted(fmt: str, name: str) -> None:
-    in_order = parse_file(DATA / name, fmt)
-    ascending = parse_file(DATA / name, fmt, ascending=True)
-    assert in_order.samples_ms is not None and ascending.samples_ms is not None
-    assert ascending.samples_ms.tolist() == sorted(in_order.samples_ms.tolist())
-    assert ascending.samples_ms.tolist() != in_order.samples_ms.tolist()  # the files are not
-    assert not ascending.samples_ms.flags.writeable
-
-
 def test_a_file_that_grew_since_its_fstat_is_read_whole_or_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

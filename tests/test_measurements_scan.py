@@ -12,24 +12,23 @@ from hypothesis import strategies as st
 
 from advisor.errors import AdvisorError
 from advisor.measurements import FORMATS, parse_measurement
-from advisor.measurements.scan import after_keys, equals_and_newlines, read_decimals, spells
+from advisor.measurements.scan import followed_by, preceded_by, read_numbers
 
 DECIMALS = st.from_regex(r"\A[0-9]{1,6}(\.[0-9]{1,5})?\Z")
 
 
 @given(st.lists(DECIMALS, min_size=1, max_size=40))
-def test_read_decimals_rounds_exactly_like_float(numbers: list[str]) -> None:
+def test_read_numbers_rounds_exactly_like_float(numbers: list[str]) -> None:
     text = " ".join(f"time={n} ms" for n in numbers).encode()
     buf = np.frombuffer(text, dtype=np.uint8)
-    equals, _ = equals_and_newlines(text)
-    value, length, ok = read_decimals(buf, equals + 1)
+    value, length, ok = read_numbers(buf, np.flatnonzero(buf == ord("=")) + 1)
     assert value.tolist() == [float(n) for n in numbers]
     assert length.tolist() == [len(n) for n in numbers]
     assert ok.all()
 
 
 def _read_one_by_one(text: bytes, start: int, width: int) -> tuple[float | None, int, bool]:
-    """What read_decimals says of the number at ``start``, read byte by byte."""
+    """What read_numbers says of the number at ``start``, read byte by byte."""
     piece = text[start : start + width + 1]  # one more byte shows where the number ends
     length = 0
     while length < len(piece) and piece[length : length + 1] in b"0123456789.":
@@ -45,12 +44,12 @@ def _read_one_by_one(text: bytes, start: int, width: int) -> tuple[float | None,
     width=st.integers(1, 15),
     data=st.data(),
 )
-def test_read_decimals_agrees_with_reading_byte_by_byte(
+def test_read_numbers_agrees_with_reading_byte_by_byte(
     text: bytes, width: int, data: st.DataObject
 ) -> None:
     # numbers of 1 to 16+ bytes, with 0 to several dots, anywhere up to the buffer's end
     starts = data.draw(st.lists(st.integers(0, len(text)), max_size=8))
-    value, length, ok = read_decimals(
+    value, length, ok = read_numbers(
         np.frombuffer(text, dtype=np.uint8), np.array(starts, dtype=np.int64), width
     )
     for row, start in enumerate(starts):
@@ -60,24 +59,34 @@ def test_read_decimals_agrees_with_reading_byte_by_byte(
             assert value[row] == expected
 
 
-def test_read_decimals_flags_what_is_not_a_number() -> None:
-    text = b"a=-1 b=1.2.3 c=.5 d=12345678901234 e=7"
+def test_read_numbers_flags_what_is_not_a_number() -> None:
+    text = b"a=-1 b=1.2.3 c=.5 d=1234567890123456 e=7"
     buf = np.frombuffer(text, dtype=np.uint8)
-    equals, _ = equals_and_newlines(text)
-    value, _, ok = read_decimals(buf, equals + 1)
+    value, length, ok = read_numbers(buf, np.flatnonzero(buf == ord("=")) + 1)
     assert ok.tolist() == [False, False, False, False, True]
+    assert length.tolist() == [0, 5, 2, 16, 1]  # cut at width + 1 bytes
     assert value[-1] == 7.0  # a number in the very last byte of the buffer
 
 
-def test_after_keys_and_spells() -> None:
+def test_fifteen_digits_are_exact() -> None:
+    text = b"123456789012345 9999999.9999999 0.0000000000001 00012 5."
+    starts = np.array([0, 16, 32, 48, 54])
+    value, length, ok = read_numbers(np.frombuffer(text, dtype=np.uint8), starts)
+    assert value.tolist() == [123456789012345.0, 9999999.9999999, 1e-13, 12.0, 5.0]
+    assert length.tolist() == [15, 15, 15, 5, 2] and ok.all()
+
+
+def test_preceded_and_followed_by() -> None:
     text = b"lifetime=3 icmp_seq=12 ttl=63 time=4.5 ms\nseq=9 time=1 s"
     buf = np.frombuffer(text, dtype=np.uint8)
-    equals, newlines = equals_and_newlines(text)
-    assert newlines.tolist() == [text.index(b"\n")]
-    seq_at, time_at = after_keys(buf, equals, b"seq", b" time")
+    equals = np.flatnonzero(buf == ord("="))
+    assert np.flatnonzero(buf == ord("\n")).tolist() == [text.index(b"\n")]
+    seq_at, time_at = preceded_by(buf, equals, b"seq") + 1, preceded_by(buf, equals, b" time") + 1
     assert [text[p : p + 2] for p in seq_at.tolist()] == [b"12", b"9 "]
     assert [text[p : p + 3] for p in time_at.tolist()] == [b"4.5", b"1 s"]  # not lifetime=
-    assert spells(buf, time_at + np.array([3, 1]), b" ms").tolist() == [True, False]
+    assert followed_by(buf, time_at + np.array([3, 1]), b" ms").tolist() == [True, False]
+    assert followed_by(buf, np.array([len(text) - 2]), b" s ").tolist() == [False]  # the end
+    assert preceded_by(buf, np.array([2]), b"seq").size == 0  # the start
 
 
 @settings(max_examples=60, deadline=None)
@@ -122,11 +131,10 @@ def test_ping_shaped_noise_raises_only_advisor_errors(lines: list[str]) -> None:
 
 @pytest.mark.parametrize("size", [0, 1, 7, 8, 9])
 def test_tiny_inputs(size: int) -> None:
-    text = b"=" * size
-    buf = np.frombuffer(text, dtype=np.uint8)
-    equals, _ = equals_and_newlines(text)
-    assert [p.size for p in after_keys(buf, equals, b"seq")] == [0]
-    assert not read_decimals(buf, equals + 1)[2].any()  # "=" is never followed by a number
+    buf = np.frombuffer(b"=" * size, dtype=np.uint8)
+    equals = np.flatnonzero(buf == ord("="))
+    assert preceded_by(buf, equals, b"seq").size == 0
+    assert not read_numbers(buf, equals + 1)[2].any()  # "=" is never followed by a number
 
 
 @pytest.mark.parametrize("module", ["__init__", "ping", "result", "samples", "scan"])

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 __all__ = ["FIRST_SEQ", "SEQ_MODULUS", "parse_ping", "parse_ping_bytes"]
 
-import os
 import re
 from dataclasses import dataclass, field
 
@@ -28,17 +27,12 @@ import numpy as np
 
 from advisor.measurements.result import ParsedMeasurement, source_error
 from advisor.measurements.scan import (
-    LINES_BYTES,
-    BoolArray,
-    ByteArray,
     FloatArray,
     IntArray,
-    equals_and_lines,
-    key_rows,
-    line_chunks,
+    followed_by,
     line_text,
-    read_decimals,
-    spells,
+    preceded_by,
+    read_numbers,
 )
 
 # icmp_seq is 16 bits on the wire (RFC 792, echo "Sequence Number"), so long runs wrap.
@@ -66,8 +60,9 @@ _RTT = re.compile(
 _BANNER = re.compile(
     rb"PING [^\n]*?(?:\b(\d{1,6})\(\d{1,6}\) bytes of data|(:)? (\d{1,6}) data bytes)"
 )
-# Ranges of lines (scan.LINES_BYTES each) from which a log is scanned on two threads.
-_THREADED_RANGES = 8
+# Longest round trip read [bytes]: "123456.789" (ms) fits.
+_TIME_WIDTH = 12
+_EQUALS, _NEWLINE = ord("="), ord("\n")
 _TIMEOUT = re.compile(rb"Request timeout for icmp_seq (\d{1,18})\b")
 
 
@@ -226,123 +221,43 @@ def _unwrap(seq: IntArray) -> IntArray:
 
 
 def _scan_probes(data: bytes, source: str) -> tuple[_Probes, IntArray]:
-    """Every probe line (see :func:`_scan_lines`) and the offset of every newline.
-
-    Read in ranges of whole lines (:func:`line_chunks`): the temporaries of a 100 MB log
-    would otherwise be hundreds of MB of freshly faulted pages, costing more than the scan.
-    The ranges are independent, so a long log's are shared by two threads (numpy releases
-    the GIL); lines are numbered, and the first bad reply reported, in file order after.
-    """
+    """Every ``icmp_seq=N`` (the first of its line) with the ``time=X ms`` after it on its
+    line, and the offset of every newline; or an error naming the first reply whose round
+    trip cannot be read."""
     buf = np.frombuffer(data, dtype=np.uint8)
-    ranges = list(line_chunks(data))
-    threads = min(os.cpu_count() or 1, 2) if len(ranges) >= _THREADED_RANGES else 1
-    if threads > 1:
-        from concurrent.futures import ThreadPoolExecutor  # only for long logs
-
-        with ThreadPoolExecutor(max_workers=threads) as pool:
-            shares = list(
-                pool.map(lambda k: _scan_ranges(data, buf, ranges[k::threads]), range(threads))
-            )
-        # in file order, up to where a worker stopped (at a bad reply: the first is raised)
-        scanned = []
-        for i in range(len(ranges)):
-            if i // threads >= len(shares[i % threads]):
-                break
-            scanned.append(shares[i % threads][i // threads])
-    else:
-        scanned = _scan_ranges(data, buf, ranges)
-    probes: list[_Probes] = []
-    newlines: list[IntArray] = [np.empty(0, dtype=np.int64)]
-    lines_before = 0
-    for found, range_newlines in scanned:
-        if isinstance(found, _BadReply):
-            raise source_error(
-                "cannot read the round trip of this reply: expected 'time=<ms> ms' with a "
-                f"non-negative number, found {line_text(data, found.position)!r}",
-                source,
-                lines_before + found.line + 1,
-            )
-        found.line += lines_before
-        probes.append(found)
-        newlines.append(range_newlines)
-        lines_before += range_newlines.size
-    if not probes:  # an empty file
-        nothing = np.empty(0, dtype=np.int64)
-        return _Probes(nothing, nothing, np.empty(0)), nothing
-    return (
-        _Probes(
-            np.concatenate([p.line for p in probes]),
-            np.concatenate([p.seq for p in probes]),
-            np.concatenate([p.rtt_ms for p in probes]),
-            sum(p.bad_checksums for p in probes),
-        ),
-        np.concatenate(newlines),
-    )
-
-
-@dataclass(frozen=True)
-class _BadReply:
-    """A reply whose round trip cannot be read: its ``time=`` offset and its line in a range."""
-
-    position: int
-    line: int
-
-
-def _scan_ranges(
-    data: bytes, buf: ByteArray, ranges: list[tuple[int, int]]
-) -> list[tuple[_Probes | _BadReply, IntArray]]:
-    """Each range's probes (lines counted from the range's start) and newlines, up to the
-    first range with a bad reply (the ranges after it are not read)."""
-    scratch = np.empty(2 * LINES_BYTES, dtype=bool)
-    scanned: list[tuple[_Probes | _BadReply, IntArray]] = []
-    for start, end in ranges:
-        equals, equals_line, newlines = equals_and_lines(data, start, end, scratch)
-        found = _scan_lines(buf, equals, equals_line)
-        scanned.append((found, newlines))
-        if isinstance(found, _BadReply):
-            break
-    return scanned
-
-
-def _scan_lines(buf: ByteArray, equals: IntArray, equals_line: IntArray) -> _Probes | _BadReply:
-    """Every ``icmp_seq=N`` (first per line) and the ``time=X ms`` on its line, in whole
-    lines holding the ``equals`` signs, each on line ``equals_line``; or the first reply
-    whose round trip cannot be read."""
-    seq_rows, time_rows = key_rows(buf, equals, b"seq", b" time")  # busybox prints "seq="
-    seq_at, line = equals[seq_rows] + 1, equals_line[seq_rows]
-    seq_value, _, ok = read_decimals(buf, seq_at, width=5)
+    newlines, equals = np.flatnonzero(buf == _NEWLINE), np.flatnonzero(buf == _EQUALS)
+    seq_at = preceded_by(buf, equals, b"seq") + 1  # busybox prints "seq="
+    seq_value, _, ok = read_numbers(buf, seq_at, width=5)
     ok &= seq_value == np.trunc(seq_value)
-    seq_at, line, seq = _where(ok, seq_at, line, seq_value.astype(np.int64))
+    seq_at, seq = seq_at[ok], seq_value[ok].astype(np.int64)
+    line = np.searchsorted(newlines, seq_at)  # 0-based: the newlines before it
     first = np.diff(line, prepend=-1) != 0  # the first icmp_seq= of each line
-    seq_at, line, seq = _where(first, seq_at, line, seq)
+    seq_at, seq, line = seq_at[first], seq[first], line[first]
 
-    # a time= belongs to the icmp_seq= before it on its line
-    time_at, time_line = equals[time_rows] + 1, equals_line[time_rows]
-    seq_of_line = np.full(int(equals_line[-1]) + 1 if equals.size else 0, -1)
-    seq_of_line[line] = np.arange(line.size)
-    owner = seq_of_line[time_line]
+    # a time= belongs to the icmp_seq= before it (the last one) if that is on its line
+    time_at = preceded_by(buf, equals, b" time") + 1  # not "lifetime="
+    owner = np.searchsorted(seq_at, time_at) - 1
+    line_end = np.append(newlines, buf.size)[line]  # of each probe's line
     mine = owner >= 0
-    mine[mine] = seq_at[owner[mine]] < time_at[mine]
-    time_at, time_line, owner = _where(mine, time_at, time_line, owner)
+    mine[mine] = time_at[mine] < line_end[owner[mine]]
+    time_at, owner = time_at[mine], owner[mine]
     first = np.diff(owner, prepend=-1) != 0  # the first time= of each line
-    time_at, time_line, owner = _where(first, time_at, time_line, owner)
-    value, length, ok = read_decimals(buf, time_at)
-    ok &= spells(buf, time_at + length, b" ms")
+    time_at, owner = time_at[first], owner[first]
+    value, length, ok = read_numbers(buf, time_at, width=_TIME_WIDTH)
+    ok &= followed_by(buf, time_at + length, b" ms")
     if not ok.all():
         bad = int(np.argmin(ok))
-        return _BadReply(int(time_at[bad]), int(time_line[bad]))
+        raise source_error(
+            "cannot read the round trip of this reply: expected 'time=<ms> ms' with a "
+            f"non-negative number, found {line_text(data, int(time_at[bad]))!r}",
+            source,
+            int(line[owner[bad]]) + 1,
+        )
     # iputils counts a reply with a bad checksum as corrupted, not received
-    corrupted = spells(buf, time_at + length + 3, b" (BAD CHECKSUM!)")
+    corrupted = followed_by(buf, time_at + length + 3, b" (BAD CHECKSUM!)")
     rtt_ms = np.full(seq.size, np.nan)
     rtt_ms[owner] = np.where(corrupted, np.nan, value)
-    return _Probes(line, seq, rtt_ms, int(corrupted.sum()))
-
-
-def _where(rows: BoolArray, *arrays: IntArray) -> tuple[IntArray, ...]:
-    """The ``arrays`` at the true ``rows`` (as they are when all rows are: the usual case)."""
-    if rows.all():
-        return arrays
-    return tuple(array[rows] for array in arrays)
+    return _Probes(line, seq, rtt_ms, int(corrupted.sum())), newlines
 
 
 def _read_other_lines(data: bytes, newlines: IntArray, probe_lines: IntArray) -> _OtherLines:

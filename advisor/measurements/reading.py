@@ -20,7 +20,6 @@ import codecs
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -78,7 +77,6 @@ def parse_file(
     max_bytes: int = MAX_FILE_BYTES,
     burst: int | None = None,
     max_samples: int = MAX_SAMPLES,
-    ascending: bool = False,
 ) -> ParsedMeasurement:
     """Read and parse a measurement file; errors name the file (and line).
 
@@ -94,9 +92,6 @@ def parse_file(
         netperf only: the ``-b`` burst, for outputs that do not state it.
     max_samples
         Most round-trip samples accepted from the file.
-    ascending
-        ``samples_ms`` sorted instead of in file order: what a distribution needs, and a
-        samples file's decimals sort faster as the integers of their digits.
     """
     source = str(path)
     _parser(fmt, source, burst)
@@ -108,13 +103,9 @@ def parse_file(
     if fmt == "ping":  # the hot path: parse the bytes as they are, no decode and re-encode
         parsed = parse_ping_bytes(data, source=source)
     elif fmt == "samples":  # likewise: plain decimals are decoded from the bytes
-        parsed = parse_samples_bytes(data, source=source, ascending=ascending)
+        parsed = parse_samples_bytes(data, source=source)
     else:
         parsed = parse_measurement(data.decode("utf-8"), fmt, source=source, burst=burst)
-    if ascending and fmt != "samples" and parsed.samples_ms is not None:
-        import numpy as np
-
-        parsed = replace(parsed, samples_ms=np.sort(parsed.samples_ms))
     count = 0 if parsed.samples_ms is None else parsed.samples_ms.size
     if count > max_samples:
         raise AdvisorError(

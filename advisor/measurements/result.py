@@ -26,8 +26,8 @@ class ParsedMeasurement:
     tool
         ``"ping-iputils"``, ``"ping-bsd"``, ``"netperf"``, ``"sockperf"`` or ``"samples"``.
     samples_ms
-        Round-trip samples [ms] in file order (ascending when read with ``ascending``), one
-        per probe (duplicates dropped), read-only; ``None`` when the tool gives only a summary.
+        Round-trip samples [ms] in file order, one per probe (duplicates dropped),
+        read-only; ``None`` when the tool gives only a summary.
     percentiles_ms
         Summary figures of the full round trip [ms], keyed ``min``, ``p25``, ``p50``, ``p90``,
         ``p99``, ``p999`` (99.9), ``p9999``, ``p99999``, ``max``, ``mean``; ``None`` if none.

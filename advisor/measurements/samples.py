@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from advisor.measurements.result import ParsedMeasurement, line_number, source_error
-from advisor.measurements.scan import decimal_lines
+from advisor.measurements.scan import MAX_WIDTH, FloatArray, read_numbers
 
 _COMMENT = re.compile(r"#[^\n]*")
 # what float() reads, less its rarities (digit underscores, hex): 49.6, .5, 1e3, inf, nan
@@ -51,29 +51,44 @@ def parse_samples(text: str, *, source: str = "<text>") -> ParsedMeasurement:
     return _measurement(_checked_samples(text, source), source)
 
 
-def parse_samples_bytes(
-    data: bytes, *, source: str = "<text>", ascending: bool = False
-) -> ParsedMeasurement:
-    """:func:`parse_samples` on a file's raw UTF-8 bytes; the samples sorted if ``ascending``.
+def parse_samples_bytes(data: bytes, *, source: str = "<text>") -> ParsedMeasurement:
+    """:func:`parse_samples` on a file's raw UTF-8 bytes.
 
-    A file of plain decimals, one per line (what tools and scripts write), is decoded
-    straight from the bytes (:func:`advisor.measurements.scan.decimal_lines`: tens of
-    millions of numbers per second, and sorted as integers when ``ascending``); anything
-    else (comments, signs, exponents, CRLF, an error to report) takes the checking path of
-    :func:`parse_samples`.
+    A file of plain decimals, one per line (what tools and scripts write), is read straight
+    from the bytes (:func:`_plain_decimals`); anything else (comments, signs, exponents,
+    CRLF, an error to report) takes the checking path of :func:`parse_samples`.
 
     >>> parse_samples_bytes(b"8.3\\n8.1\\n\\n9.9\\n").samples_ms.tolist()
     [8.3, 8.1, 9.9]
-    >>> parse_samples_bytes(b"8.3\\n8.1\\n\\n9.9\\n", ascending=True).samples_ms.tolist()
-    [8.1, 8.3, 9.9]
     """
-    samples_ms = decimal_lines(data, ascending=ascending)
-    if samples_ms is None or not samples_ms.size:
+    samples_ms = _plain_decimals(data)
+    if samples_ms is None:
         text = data.decode("utf-8")
         samples_ms = _checked_samples(text.replace("\r\n", "\n") if "\r" in text else text, source)
-        if ascending:
-            samples_ms.sort()
     return _measurement(samples_ms, source)
+
+
+def _plain_decimals(data: bytes) -> FloatArray | None:
+    """The numbers of ``data`` when every non-blank line is one plain decimal that starts
+    with a digit (``49.6``, ``12``, ``5.``) of at most 15 bytes, in file order; None for
+    anything else (and for no number at all), which the checking path then reads or reports.
+
+    >>> _plain_decimals(b"49.6\\n\\n12\\n5.\\n0.045").tolist()
+    [49.6, 12.0, 5.0, 0.045]
+    >>> _plain_decimals(b"1.2.3\\n") is None, _plain_decimals(b"-1\\n") is None
+    (True, True)
+    """
+    if data.translate(None, b"0123456789.\n"):
+        return None
+    buf = np.frombuffer(data, dtype=np.uint8)
+    newlines = np.flatnonzero(buf == ord("\n"))
+    starts = np.concatenate(([0], newlines + 1))
+    lengths = np.append(newlines, buf.size) - starts
+    starts, lengths = starts[lengths > 0], lengths[lengths > 0]  # blank lines are allowed
+    if not starts.size or int(lengths.max()) > MAX_WIDTH:
+        return None
+    value, _, ok = read_numbers(buf, starts, width=int(lengths.max()))
+    return value if ok.all() else None
 
 
 def _checked_samples(text: str, source: str) -> np.ndarray:
