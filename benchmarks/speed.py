@@ -589,26 +589,20 @@ def largest_accepted(sizes: Sizes = FULL) -> Figure:
 
 
 def sample_files(files: Sequence[Path], runs: int = 7) -> Figure:
-    """Numbers per second of ``parse_file`` over sample files, alternating with loadtxt; and
-    sorted, as the engine reads them (``ascending=True``: a distribution's order)."""
-    ours_s, theirs_s, sorted_s = [], [], []
+    """Numbers per second of ``parse_file`` over sample files, alternating with loadtxt."""
+    ours_s, theirs_s = [], []
     count = sum(parse_file(f, "samples").samples_ms.size for f in files)  # type: ignore[union-attr]
     for _ in range(runs):
         ours_s.append(_timed(lambda: [parse_file(f, "samples") for f in files]))
         theirs_s.append(_timed(lambda: [np.loadtxt(f) for f in files]))
-        sorted_s.append(_timed(lambda: [parse_file(f, "samples", ascending=True) for f in files]))
     ours, theirs = statistics.median(ours_s), statistics.median(theirs_s)
-    ascending = statistics.median(sorted_s)
     return Figure(
         "samples",
         f"`parse_file` on {len(files)} sample files ({count:,} numbers)",
         "numbers per second",
         count / ours,
         "1/s",
-        detail=(
-            f"{ours:.3f} s vs {theirs:.3f} s, {runs} runs; sorted as the engine reads them "
-            f"(`ascending=True`) {ascending:.3f} s, {count / ascending / 1e6:.1f} M/s"
-        ),
+        detail=f"{ours:.3f} s vs {theirs:.3f} s, {runs} runs",
         yardstick=f"`numpy.loadtxt` {count / theirs / 1e6:.1f} M/s",
         ratio=statistics.median(t / o for t, o in zip(theirs_s, ours_s, strict=True)),
     )

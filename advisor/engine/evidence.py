@@ -367,7 +367,6 @@ class _MeasurementFiles:
                 path,
                 spec.file_format,
                 max_bytes=loaded.limits.measurement_bytes,
-                ascending=True,
                 **options,
             )
             self._read[file_key] = parsed, _checked_distribution(parsed, spec, path)
