@@ -18,7 +18,8 @@ from advisor.inputs.loading import LoadedTopology, parse_topology
 from advisor.inputs.topology import Link, Measurement
 from advisor.model import physics
 from advisor.recommendation import recommend
-from advisor.sweep.grid import MAX_VALUES, VARIABLES, parse_range, sweep
+from advisor.rules.pack import load_rules
+from advisor.sweep.grid import CARRIED, MAX_VALUES, REJUDGED, VARIABLES, parse_range, sweep
 from advisor.sweep.render import render_sweep, sweep_svg
 
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*/topology.yaml"))
@@ -342,6 +343,13 @@ def test_the_table_the_json_and_the_chart_say_what_the_swept_value_means():
     assert json.loads(render_sweep(result, "json"))["meaning"] == result.meaning
     assert f"<desc>distance: {result.meaning}</desc>" in sweep_svg(result)
     assert "shifted (shape kept)" in sweep(analysis, "rtt", [1.0]).meaning
+
+
+def test_every_shipped_blocker_is_rejudged_or_independent_of_what_a_sweep_varies():
+    # A blocker that depends on an RTT, a distance or a hot row's rate but is carried over
+    # as it is today would keep today's answer along the whole grid.
+    blockers = {rule_id for rule_id, rule in load_rules(()).items() if rule.severity == "blocker"}
+    assert blockers == set(REJUDGED) | set(CARRIED)
 
 
 # -- rule overrides ------------------------------------------------------------------------
