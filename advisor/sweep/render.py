@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = ["render_sweep", "sweep_svg"]
 
 import json
+import textwrap
 from xml.sax.saxutils import escape
 
 import numpy as np
@@ -20,13 +21,14 @@ def render_sweep(result: SweepResult, output_format: str, *, width: int = 100) -
         return json.dumps(_data(result), indent=2)
     if output_format == "csv":
         return _csv(result)
-    return _text(result)
+    return _text(result, width)
 
 
 def _data(result: SweepResult) -> dict[str, object]:
     return {
         "variable": result.variable,
         "unit": result.unit,
+        "meaning": result.meaning,
         "current": result.current,
         "flips": [{"at": v, "from": a, "to": b} for v, a, b in result.flips()],
         "viability_changes": [
@@ -69,11 +71,12 @@ def _csv(result: SweepResult) -> str:
     return "\n".join(lines)
 
 
-def _text(result: SweepResult) -> str:
+def _text(result: SweepResult, width: int) -> str:
     unit = result.unit
     lines = [
         f"Sweep of {result.variable} [{unit}] from {result.values[0]:g} to "
-        f"{result.values[-1]:g} ({result.values.size} points)"
+        f"{result.values[-1]:g} ({result.values.size} points)",
+        *textwrap.wrap(f"{result.variable}: {result.meaning}", max(width, 40)),
     ]
     if result.current is not None:
         lines.append(f"Today: {result.current:.4g} {unit}")
@@ -156,6 +159,9 @@ def sweep_svg(result: SweepResult) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
         f'width="{width}" height="{height}" role="img">',
         f"<title>{escape(result.variable)} sweep: median commit per option</title>",
+        f"<desc>{escape(result.variable)}: {escape(result.meaning)}</desc>",
+        f'<text x="12" y="16" font-size="11">{escape(result.variable)}: '
+        f"{escape(result.meaning)}</text>",
     ]
     columns = _columns(result)
     band = (width - 2 * pad) / len(columns)
