@@ -25,22 +25,24 @@ from advisor.sweep.render import render_sweep, sweep_svg
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*/topology.yaml"))
 
 
-def two_sites(*, slo_p99=20, lan="0.2", hot_rows="", distance_km=None):
-    """3 + 3 nodes 10 ms apart, one LAN value, segments off.
+def two_sites(*, slo_p99=20, lan="0.2", hot_rows="", distance_km=None, b_writes=True):
+    """3 + 3 nodes 10 ms apart, one LAN value, segments off; no latency bound with
+    ``slo_p99`` None.
 
     With LAN 0.2: commit 11.1174 ms at the writer a (a -> b (10.0174 - 5) -> b' (0.1) ->
     a (5) + 1), 21.1174 ms at b (its statements cross to a: 10 ms more), alone at a site
     1.3017 ms.
     """
     distance = f"distance_km: {distance_km}, " if distance_km else ""
+    bound = "" if slo_p99 is None else f", commit_latency_ms: {{p99: {slo_p99}}}"
     return parse_topology(
         textwrap.dedent(
             f"""
             name: two
-            requirements: {{survive: node, commit_latency_ms: {{p99: {slo_p99}}}}}
+            requirements: {{survive: node{bound}}}
             sites:
               - {{name: a, lan_rtt_ms: {lan}}}
-              - {{name: b, lan_rtt_ms: {lan}}}
+              - {{name: b, lan_rtt_ms: {lan}, writes: {str(b_writes).lower()}}}
             links:
               - {{sites: [a, b], {distance}measurements: [{{method: icmp, samples_ms: [10.0]}}]}}
             galera: {{provider_options: {{gmcast.segment: 0}}}}
@@ -224,7 +226,8 @@ def test_the_sweep_flips_where_the_full_engine_does(name, variable):
 def test_the_moved_topology_at_todays_value_is_the_analysis():
     # The reference itself: moved to today's value, every example's topology gives the same
     # verdict and commit latencies as the original up to p99 (the samples are the evidence's
-    # own; given percentiles, as sockperf's, become 2,001 samples, which keep no p99.999).
+    # own; given percentiles, as sockperf's, become 2,001 samples, which keep no p99.999;
+    # within 0.2 %, as a commit routed to the writer sums two such links' draws).
     for name, variable in ACCEPTED:
         analysis = example(name)[0]
         current = sweep(analysis, variable, [1.0]).current
@@ -234,7 +237,7 @@ def test_the_moved_topology_at_todays_value_is_the_analysis():
             commit = again.option(option.architecture).commit_latency_ms
             for key in ("p50", "p95", "p99"):
                 expected = option.commit_latency_ms[key]
-                assert commit[key] == pytest.approx(expected, rel=1e-3), (name, variable, key)
+                assert commit[key] == pytest.approx(expected, rel=2e-3), (name, variable, key)
 
 
 # -- flips ---------------------------------------------------------------------------------
@@ -251,35 +254,35 @@ def test_single_cluster_stops_being_viable_past_the_scaled_slo():
     ]
 
 
-def test_a_known_example_flips_where_its_tightest_limit_binds():
-    # paris-frankfurt, single_cluster, the worst link at 10.227 ms (paris-2 - frankfurt,
-    # estimated, bounded by the measured path via paris-1: 0.467 + 9.76). ProxySQL's writer
-    # is paris-1 (it owns the hot rows): "inventory sku=1001" at 150/s needs its lock's hold,
-    # the commit there (about 11.7 ms), below 1000 / 150 = 6.6667 ms: about 5.28 ms of worst
-    # link. Frankfurt's commits run at paris-1 and cross back (p99 about 22.4 ms): the SLO
-    # (p99 8 ms) binds first, near 3.2 ms. The sweep flips where what_would_change says.
+def test_a_known_example_whose_rows_queue_behind_stalls_stays_blocked_at_any_rtt():
+    # paris-frankfurt, single_cluster: its writer paris-1 holds "inventory sku=1001"
+    # (150/s) for one commit, and the links' measured loss stalls a few commits in a
+    # thousand for a retransmission timeout (200 ms and more); the updates queued behind
+    # such a stall wait for it, so the row's p99 stays far above the 8 ms bound even at a
+    # tiny RTT. The sweep says so, as the full engine does at 0.5 ms.
     path = next(p for p in EXAMPLES if p.parent.name == "paris-frankfurt")
     analysis = analyse(path)
-    assert analysis.worst_link_p50_ms == pytest.approx(10.227)
-    single = analysis.option("single_cluster")
-    lan_ms = analysis.lan_base_ms(single.clusters[0])["p50"]
-    row = next(r for r in single.hot_rows if r.row.name == "inventory sku=1001")
-    row_limit_ms = (1000 / 150 - lan_ms) / (row.commit_ms["p50"] - lan_ms) * 10.227
-    assert row_limit_ms == pytest.approx(5.28, abs=0.15)
-    slo = recommend(path).what_would_change[0]
-    assert slo.quantity == "worst_link_rtt_ms" and 2.9 < slo.value < row_limit_ms
-    first_ms = np.ceil(round(slo.value * 10, 6)) / 10
-    result = sweep(analysis, "rtt", parse_range("0:28:281"))
-    assert result.viability_changes() == [(pytest.approx(first_ms), "single_cluster", False)]
-    assert result.flips() == [(pytest.approx(first_ms), "single_cluster", "grouped_clusters")]
+    result = sweep(analysis, "rtt", parse_range("0.1:28:280"))
+    index = result.architectures.index("single_cluster")
+    assert not result.viable[index].any()
+    full = analyse(moved(analysis, "rtt", 0.5))
+    blocking = {
+        f.subject
+        for f in full.findings
+        if f.option == "single_cluster" and f.rule == "COMMIT-LATENCY-SLO"
+    }
+    assert "inventory sku=1001" in blocking
+    (row,) = [r for r in full.option("single_cluster").hot_rows if r.row.name in blocking][:1]
+    assert row.lock_wait_ms is not None and row.lock_wait_ms["p99"] > 100.0
 
 
 def test_a_hot_row_rate_sweep_flips_at_callaghans_bound():
     # Row "h" written at a and b: single_cluster holds it while rate x 11.1174 ms (its lock
     # held for one commit at the writer a) < 1, i.e. below 1000 / 11.1174 = 89.95/s;
     # per_site_clusters splits it (a blocker of cost 1), cheaper than HOT-ROW-RATE (cost 3)
-    # once both are blocked. The SLO (p99 40 ms) holds b's 21.1 ms commits.
-    analysis = analyse(two_sites(slo_p99=40, hot_rows='{name: "h", updates_per_s: 40}'))
+    # once both are blocked. No latency bound: the row's queue, which grows towards the
+    # bound, is COMMIT-LATENCY-SLO's (tests/test_commit_parts.py).
+    analysis = analyse(two_sites(slo_p99=None, hot_rows='{name: "h", updates_per_s: 40}'))
     result = sweep(analysis, "hot-row-rate", parse_range("0:200:201"))
     assert result.current == 40.0
     assert result.viability_changes() == [(90.0, "single_cluster", False)]
@@ -287,18 +290,17 @@ def test_a_hot_row_rate_sweep_flips_at_callaghans_bound():
 
 
 def test_an_rtt_sweep_moves_the_tail_with_the_median():
-    # LAN p50 0.2, p99 2.0 ms: single_cluster's commit p99 is 12.0174 ms at either writer,
-    # its p50 11.4948; site b alone commits in 1.3204 ms at the median (a: 1.3326), so b's
-    # network part is the larger. The link's samples move, the LAN's spread does not: at a
-    # link RTT of r ms b's p99 is 12.0174 + (11.4948 - 1.3204) x (r / 10 - 1), at the 20 ms
-    # SLO for r = 10 x (1 + 7.9826 / 10.1744) = 17.846 ms. (Scaling the whole network part,
-    # the LAN's spread with it, would say 17.47 ms; the full engine puts it between 17.9 and
-    # 18.0 ms.)
-    analysis = analyse(two_sites(lan="{p50: 0.2, p99: 2.0}"))
+    # LAN p50 0.2, p99 2.0 ms, a alone writes: single_cluster's commit p99 is 12.0174 ms,
+    # its p50 11.4948; a alone commits in 1.3326 ms at the median. The link's samples move,
+    # the LAN's spread does not: at a link RTT of r ms the p99 is 12.0174 + (11.4948 -
+    # 1.3326) x (r / 10 - 1), at the 20 ms SLO for r = 10 x (1 + 7.9826 / 10.1622) = 17.855
+    # ms. (Scaling the whole network part, the LAN's spread with it, would say less; the
+    # full engine puts it between 17.8 and 18.1 ms.)
+    analysis = analyse(two_sites(lan="{p50: 0.2, p99: 2.0}", b_writes=False))
     single = analysis.option("single_cluster").commit_latency_ms
-    lan_ms = min(analysis.lan_commit_ms[site]["p50"] for site in "ab")
+    lan_ms = analysis.lan_commit_ms["a"]["p50"]
     limit_ms = 10 * (1 + (20 - single["p99"]) / (single["p50"] - lan_ms))
-    assert limit_ms == pytest.approx(17.846, abs=0.01)
+    assert limit_ms == pytest.approx(17.855, abs=0.01)
     result = sweep(analysis, "rtt", parse_range("0:40:4001"))
     first_ms = np.ceil(round(limit_ms * 100, 6)) / 100
     assert result.viability_changes() == [(pytest.approx(first_ms), "single_cluster", False)]
@@ -309,15 +311,15 @@ def test_an_rtt_sweep_moves_the_tail_with_the_median():
 def test_a_distance_sweep_keeps_the_measured_rtt_beyond_its_floor():
     # 10 ms measured over 500 km: a fibre floor of 2 x 500 / 204.19 = 4.897 ms, and 5.103 ms
     # of routers and detours, which stay. The 20 ms p99 SLO allows a link RTT of 19.05 ms
-    # (the previous test's arithmetic with a point LAN: 10 x (1 + (20 - 11.1174) /
-    # (11.1174 - 1.3017))), a floor of 19.05 - 5.103 = 13.95 ms, hence 500 x 13.95 / 4.897 =
-    # 1,424 km. The distance fit (7.5 + 1.39 x floor) would have put today's 500 km at
-    # 14.3 ms instead of the 10 measured.
-    analysis = analyse(two_sites(distance_km=500))
+    # (the previous test's arithmetic with a point LAN, a alone writing: 10 x (1 + (20 -
+    # 11.1174) / (11.1174 - 1.3017))), a floor of 19.05 - 5.103 = 13.95 ms, hence 500 x
+    # 13.95 / 4.897 = 1,424 km. The distance fit (7.5 + 1.39 x floor) would have put today's
+    # 500 km at 14.3 ms instead of the 10 measured.
+    analysis = analyse(two_sites(distance_km=500, b_writes=False))
     floor_ms = float(physics.floor_rtt_ms(500))
     assert floor_ms == pytest.approx(4.8973, abs=1e-4)
     single = analysis.option("single_cluster").commit_latency_ms
-    lan_ms = min(analysis.lan_commit_ms[site]["p50"] for site in "ab")
+    lan_ms = analysis.lan_commit_ms["a"]["p50"]
     rtt_limit_ms = 10 * (1 + (20 - single["p99"]) / (single["p50"] - lan_ms))
     km = 500 * (rtt_limit_ms - (10 - floor_ms)) / floor_ms
     assert km == pytest.approx(1424, abs=1)

@@ -12,7 +12,7 @@ grouping search can try a group in many partitions.
 
 from __future__ import annotations
 
-__all__ = ["Evaluator"]
+__all__ = ["Evaluator", "row_lock_wait_draws"]
 
 from collections.abc import Mapping, Sequence
 
@@ -27,6 +27,7 @@ from advisor.engine.memo import Memo
 from advisor.engine.metrics import (
     AsyncLink,
     ClusterEval,
+    FloatArray,
     HotRowEval,
     Option,
     Percentiles,
@@ -194,19 +195,18 @@ class Evaluator:
         self, cluster: ClusterEval, row: HotRow, routed: Mapping[str, float]
     ) -> tuple[Percentiles, Percentiles] | None:
         """An update of ``row`` at its required rate from its writer site farthest from the
-        cluster's writer: the wait for the row's lock (its updates queue, each holding the
-        lock for one commit at the writer: :func:`galera.lock_wait_draws`), the commit and
-        the round trip to the writer [ms]. None when the queue has no bound (the row needs
-        more updates than one per commit: HOT-ROW-RATE)."""
+        cluster's writer [ms]: the wait for the row's lock (its updates queue, each holding
+        the lock for one drawn commit at the writer: :func:`galera.lock_wait_draws`), plus
+        the commit at the writer, plus the round trip to the writer (its median), key by
+        key: a sum of percentiles, which no percentile of the sum exceeds. With the wait
+        alone. None past Callaghan's bound at the median commit (HOT-ROW-RATE's)."""
         assert cluster.writer_site is not None
-        hold_ms = cluster.commit_ms[cluster.writer_site]
-        if row.updates_per_s * float(np.mean(hold_ms)) / 1000.0 >= 1.0:
+        commit = cluster.commit_percentiles(cluster.writer_site)
+        if row.updates_per_s * commit["p50"] / 1000.0 >= 1.0:
             return None
-        levels = galera.stream_uniforms(row.name, 2, hold_ms.size)
-        wait_ms = galera.lock_wait_draws(hold_ms, row.updates_per_s, levels)
-        far = max(routed, key=lambda w: routed[w], default=None)
-        hop_ms = self.pairs(far, cluster.writer_site)[0] if far else 0.0
-        return summarise(wait_ms + hold_ms + hop_ms), summarise(wait_ms)
+        wait = summarise(row_lock_wait_draws(cluster, row.name, row.updates_per_s))
+        route_ms = max(routed.values(), default=0.0)
+        return {k: round(wait[k] + commit[k] + route_ms, 4) for k in wait}, wait
 
     def _throughput(self, option: Option) -> Throughput | None:
         """The workload's clients at its first writing site, through their cluster; once
@@ -238,3 +238,15 @@ def _failover_timing(links: Sequence[LinkEvidence], writing: set[str]) -> failov
     )
     timeout_ms = failover.healthcheck_timeout_ms(worst_ms)
     return failover.FailoverTiming(detection_s=failover.detection_s(timeout_ms=timeout_ms))
+
+
+def row_lock_wait_draws(
+    cluster: ClusterEval, row: str, rate_per_s: float, shift_ms: float = 0.0
+) -> FloatArray:
+    """Draws of the wait for hot row ``row``'s lock [ms] at ``rate_per_s``, each update
+    holding it for one drawn commit at the cluster's writer, shifted by ``shift_ms`` (the
+    sweep moves the commit): the row's own arrival stream (:func:`galera.lock_wait_draws`)."""
+    assert cluster.writer_site is not None
+    hold_ms = cluster.commit_ms[cluster.writer_site] + shift_ms
+    levels = galera.stream_uniforms(row, 2, hold_ms.size)
+    return galera.lock_wait_draws(hold_ms, rate_per_s, levels)

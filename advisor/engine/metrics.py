@@ -14,6 +14,7 @@ from __future__ import annotations
 
 __all__ = [
     "REPORTED",
+    "REPORTED_PERCENTS",
     "AsyncLink",
     "ClusterEval",
     "HotRowEval",
@@ -41,12 +42,13 @@ FloatArray = npt.NDArray[np.float64]
 LimitedBy = Literal["send window", "commit latency", "row locks"]
 Percentiles = dict[str, float]
 REPORTED = ("p50", "p95", "p99", "p999", "max")
-_LEVELS = {"p50": 50, "p95": 95, "p99": 99, "p999": 99.9, "max": 100}
+# Each reported key as a percent of the draws.
+REPORTED_PERCENTS = {"p50": 50, "p95": 95, "p99": 99, "p999": 99.9, "max": 100}
 
 
 def summarise(draws: FloatArray, keys: Sequence[str] = REPORTED) -> Percentiles:
     """Percentiles of Monte Carlo draws [ms], keys as in FORMAT.md, rounded to 0.1 us."""
-    values = np.percentile(np.asarray(draws, dtype=float), [_LEVELS[k] for k in keys])
+    values = np.percentile(np.asarray(draws, dtype=float), [REPORTED_PERCENTS[k] for k in keys])
     return {k: round(v, 4) for k, v in zip(keys, values.tolist(), strict=True)}
 
 
@@ -140,7 +142,8 @@ class HotRowEval:
     in_step_commit_ms: Percentiles | None = None
     # One update of the row at its required rate, from the writer site farthest from the
     # cluster's writer: the wait for the row's lock (galera.lock_wait_draws), the commit and
-    # the round trip to the writer. None when the row's rate is unbounded (HOT-ROW-RATE).
+    # the round trip to the writer, key by key (a sum of percentiles). None when the row's
+    # queue has no bound (HOT-ROW-RATE).
     write_latency_ms: Percentiles | None = None
     lock_wait_ms: Percentiles | None = None  # the wait for the row's lock alone
 

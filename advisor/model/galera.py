@@ -456,10 +456,11 @@ def lock_wait_draws(hold_ms: FloatArray, rate_per_s: float, levels: FloatArray) 
     """How long each of a row's updates waits for the row's lock [ms], in arrival order.
 
     Updates arrive at random (Poisson, ``rate_per_s``) and each holds the row's lock for its
-    commit (``hold_ms``, one draw per update): a single-server queue served in arrival order.
-    The wait follows Lindley's recursion ``W[n+1] = max(0, W[n] + hold[n] - gap[n+1])``,
-    which is ``C[n] - min(C[0..n])`` for the running sum ``C`` of ``hold - gap``. The queue
-    starts empty. Above a utilisation of 1 the waits grow without bound.
+    commit (``hold_ms``, one draw per update): a single-server queue served in arrival order
+    (M/G/1). The wait follows Lindley's recursion ``W[n+1] = max(0, W[n] + hold[n] -
+    gap[n+1])``, which is ``C[n] - min(C[0..n])`` for the running sum ``C`` of ``hold - gap``.
+    The queue starts empty; its mean matches Pollaczek-Khinchine's ``rate E[hold^2] / (2 (1 -
+    rho))`` over enough draws. Above a utilisation of 1 the waits grow without bound.
 
     Parameters
     ----------
