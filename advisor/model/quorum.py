@@ -16,7 +16,6 @@ __all__ = ["Failure", "node_loss_failures", "site_failures"]
 
 from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
-from itertools import combinations
 
 
 @dataclass(frozen=True)
@@ -70,9 +69,7 @@ def site_failures(weights: Mapping[str, float], writers: Set[str]) -> list[Failu
     total = float(sum(weights.values()))
     if total <= 0:
         return [Failure("a cluster with no votes", 0.0)]
-    graph = nx.Graph()
-    graph.add_nodes_from(sorted(weights))
-    graph.add_edges_from(combinations(sorted(weights), 2))  # gmcast: every pair talks
+    graph = nx.complete_graph(sorted(weights))  # gmcast: every pair of sites talks
     failures = []
     for site in sorted(weights):
         if not set(writers) - {site}:
