@@ -66,22 +66,6 @@ def test_bounded_estimate_is_vectorised():
     assert high.tolist() == pytest.approx([10.23, 12.0, 2.0])
 
 
-def test_relay_paths_take_any_number_of_hops_and_the_shortest():
-    inf = np.inf
-    # a-b 1, b-c 2, c-d 3, a-c 10 (longer than via b: 3): a to d = 1 + 2 + 3 = 6 via b, c.
-    rtt = [[0, 1, 10, inf], [1, 0, 2, inf], [10, 2, 0, 3], [inf, inf, 3, 0]]
-    best, hop = physics.relay_paths_ms(rtt)
-    assert best[0, 3] == pytest.approx(6.0) and best[0, 2] == pytest.approx(3.0)
-    assert physics.relay_path(hop, 0, 3) == [0, 1, 2, 3]
-    assert physics.relay_path(hop, 3, 0) == [3, 2, 1, 0]
-
-
-def test_relay_path_is_empty_without_a_measured_path():
-    inf = np.inf
-    best, hop = physics.relay_paths_ms([[0, 1, inf], [1, 0, inf], [inf, inf, 0]])
-    assert best[0, 2] == inf and physics.relay_path(hop, 0, 2) == []
-
-
 # -- evidence: the estimate of an unmeasured pair ----------------------------------------------
 
 

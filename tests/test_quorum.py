@@ -88,3 +88,10 @@ def test_node_loss_removes_the_heaviest_member_of_the_site():
 
 def test_a_site_without_members_is_skipped():
     assert node_loss_failures({"a": [1, 1, 1], "empty": []}) == []
+
+
+def test_a_heavy_site_lost_from_three_fails_but_no_single_cut_does():
+    # a 4 votes, b 1, c 1 (6): losing a leaves b and c with 2/6 = 33%. A cut of any one link
+    # of three sites is relayed through the third (no bridge), so no cut is a failure.
+    failures = site_failures({"a": 4, "b": 1, "c": 1}, {"b", "c"})
+    assert failures == [Failure("loss of site a", pytest.approx(1 / 3))]

@@ -4,8 +4,8 @@ A group is *locally viable* when, as one cluster, it raises no blocker of its ow
 SLO, hot rows it owns, quorum, bandwidth). A partition is viable when all its groups are and
 no hot row's writers span groups. The best partition has the fewest clusters, then the lowest
 worst commit latency. Up to :data:`EXACT_LIMIT` data sites the search is exact over every
-set partition (Bell(8) = 4,140, each group evaluated at most once), tried by number of groups
-so that it stops at the fewest that work. Beyond, a deterministic heuristic: the
+set partition (Bell(8) = 4,140), tried by number of groups so that it stops at the fewest
+that work. Beyond, a deterministic heuristic: the
 complete-linkage tree of the sites (merge the two groups whose farthest pair is nearest,
 name order on ties), then the fewest viable groups among the cuts of that tree, found
 exactly on the tree by recursion: 2n - 1 candidate groups, so 30 sites take seconds. It can
@@ -50,9 +50,10 @@ def best_partition(
 ) -> Partition | None:
     """The viable partition with 2 <= groups < len(sites) that is best, or None.
 
-    ``viable_group`` judges one group, ``spans_ok`` the cross-group rules, ``score`` breaks
-    ties among partitions with the same number of groups (lower is better), ``distance``
-    orders merges in the heuristic.
+    ``viable_group`` judges one group (asked again for each partition that holds it: the
+    caller keeps its answers), ``spans_ok`` the cross-group rules, ``score`` breaks ties
+    among partitions with the same number of groups (lower is better), ``distance`` orders
+    merges in the heuristic.
     """
     if len(sites) < 3:
         return None
@@ -74,27 +75,15 @@ def _exact_partition(
 
     The fewest groups come first, so the partitions are tried by their number of groups and
     the first number with a viable one ends the search: one with more groups could not come
-    first. Within a partition the groups are asked in the order most likely to reject it
-    with the fewest new questions (those already answered, then the largest, which a commit
-    SLO breaks first); whether all are viable does not depend on that order. The questions
-    are the same functions of their group whatever was asked before, so the answer is the
-    one the whole enumeration gives.
+    first.
     """
-    by_count: dict[int, list[Partition]] = {}
-    for partition in set_partitions(list(sites)):
-        if 2 <= len(partition) < len(sites):
-            by_count.setdefault(len(partition), []).append(partition)
-    asked: set[Group] = set()
-
-    def viable(partition: Partition) -> bool:
-        for group in sorted(partition, key=lambda g: (g not in asked, -len(g))):
-            asked.add(group)
-            if not viable_group(group):
-                return False
-        return True
-
-    for count in sorted(by_count):
-        candidates = [p for p in by_count[count] if viable(p) and spans_ok(p)]
+    partitions = [p for p in set_partitions(list(sites)) if 2 <= len(p) < len(sites)]
+    for count in range(2, len(sites)):
+        candidates = [
+            p
+            for p in partitions
+            if len(p) == count and all(viable_group(g) for g in p) and spans_ok(p)
+        ]
         if candidates:
             return _normal(min(candidates, key=lambda p: (score(p), _names(p))))
     return None

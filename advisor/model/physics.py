@@ -23,8 +23,6 @@ __all__ = [
     "light_speed_fraction",
     "max_distance_km",
     "propagation_km_per_ms",
-    "relay_path",
-    "relay_paths_ms",
 ]
 
 from typing import Any
@@ -179,35 +177,3 @@ def bounded_estimate_ms(
     estimate = np.minimum(np.maximum(fit, floor), bound)
     low = np.minimum(floor, high)
     return estimate, low, high
-
-
-def relay_paths_ms(rtt_ms: ArrayLike) -> tuple[Any, Any]:
-    """Shortest relayed round trips over a matrix of measured ones [ms] (``inf``: none).
-
-    Floyd-Warshall, vectorised over each relay: any number of hops. Returns the matrix of
-    best path lengths and the next hop of each best path (``-1`` where none), from which
-    :func:`relay_path` rebuilds the sites on the way.
-
-    >>> best, _ = relay_paths_ms([[0, 0.47, np.inf], [0.47, 0, 9.76], [np.inf, 9.76, 0]])
-    >>> round(float(best[0, 2]), 2)
-    10.23
-    """
-    best = np.array(rtt_ms, dtype=float)
-    n = best.shape[0]
-    hop = np.where(np.isfinite(best), np.arange(n)[None, :], -1)
-    for k in range(n):
-        via = best[:, k, None] + best[None, k, :]
-        better = via < best
-        best = np.where(better, via, best)
-        hop = np.where(better, hop[:, k, None], hop)
-    return best, hop
-
-
-def relay_path(hop: Any, i: int, j: int) -> list[int]:
-    """The indices on the best path from ``i`` to ``j`` (both included; ``[]`` if none)."""
-    if hop[i, j] < 0:
-        return []
-    path = [i]
-    while path[-1] != j and len(path) <= hop.shape[0]:
-        path.append(int(hop[path[-1], j]))
-    return path

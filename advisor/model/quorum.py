@@ -3,18 +3,18 @@
 A partition stays primary only if it holds more than half of the weight of the last primary
 component (``pc.weight``, 1 per node by default, garbd included; Codership docs, Weighted
 Quorum: https://galeracluster.com/library/documentation/weighted-quorum.html). The sites of
-one cluster form a complete graph: every member talks to every other (gmcast), and with
-three or more sites a single cut does not partition the cluster because Galera relays
-messages through the remaining sites (gmcast "message relay"). So a site's loss leaves the
-other sites in one component, and only the one link of a two-site cluster is a bridge whose
-cut splits it. No graph library is needed for that (networkx cost 80 to 150 ms of start-up).
+one cluster form a complete graph: every member talks to every other (gmcast), and Galera
+relays messages through the remaining sites (gmcast "message relay"). A single failure
+splits that graph where a site is lost (the node removed) or where a bridge is cut (a link
+whose cut disconnects it: with three or more sites there is none, with two the one link).
+The search runs on the graph (networkx), so it would hold for any graph of sites.
 """
 
 from __future__ import annotations
 
 __all__ = ["Failure", "node_loss_failures", "site_failures"]
 
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 
 
@@ -33,7 +33,7 @@ class Failure:
 
 
 def _best_component(
-    components: Sequence[Set[str]], weights: Mapping[str, float], writers: Set[str], total: float
+    components: Iterable[Set[str]], weights: Mapping[str, float], writers: Set[str], total: float
 ) -> tuple[bool, float]:
     """Whether some component is a primary holding writers, and the best writer share."""
     best = 0.0
@@ -49,24 +49,38 @@ def _best_component(
 def site_failures(weights: Mapping[str, float], writers: Set[str]) -> list[Failure]:
     """Every single-site loss or inter-site link cut that stops writes.
 
-    ``weights`` maps each site of the cluster to its summed ``pc.weight``; ``writers`` are
-    the sites whose applications write. In a complete graph no site is an articulation
-    point, so a site's loss leaves the others connected with the rest of the weight; the
-    only bridge is the link of a two-site cluster.
+    Parameters
+    ----------
+    weights
+        Each site of the cluster to its summed ``pc.weight`` [votes].
+    writers
+        The sites whose applications write.
+
+    Returns
+    -------
+    list[Failure]
+        The site losses (by name) then the link cuts (by name) after which no component
+        holding writers keeps more than half of the votes, each with the best such
+        component's share of the votes [fraction]. The loss of the only writing sites is
+        left out: nobody is left to write.
     """
+    import networkx as nx
+
     total = float(sum(weights.values()))
     if total <= 0:
         return [Failure("a cluster with no votes", 0.0)]
+    graph = nx.complete_graph(sorted(weights))  # gmcast: every pair of sites talks
     failures = []
     for site in sorted(weights):
         if not set(writers) - {site}:
             continue  # nobody is left to write; the site's own loss is not a quorum problem
-        share = (total - weights[site]) / total
-        if not share > 0.5:
+        after = nx.restricted_view(graph, [site], [])
+        primary, share = _best_component(nx.connected_components(after), weights, writers, total)
+        if not primary:
             failures.append(Failure(f"loss of site {site}", share))
-    if len(weights) == 2:
-        a, b = sorted(weights)
-        primary, share = _best_component(({a}, {b}), weights, set(writers), total)
+    for a, b in sorted(tuple(sorted(edge)) for edge in nx.bridges(graph)):
+        after = nx.restricted_view(graph, [], [(a, b)])
+        primary, share = _best_component(nx.connected_components(after), weights, writers, total)
         if not primary:
             failures.append(Failure(f"cut of link {a}-{b}", share))
     return failures
@@ -75,8 +89,16 @@ def site_failures(weights: Mapping[str, float], writers: Set[str]) -> list[Failu
 def node_loss_failures(member_weights: Mapping[str, Sequence[int]]) -> list[Failure]:
     """Sites where losing one member (the heaviest there) leaves no majority.
 
-    ``member_weights`` maps each site to the ``pc.weight`` of every member there (data nodes
-    and garbd).
+    Parameters
+    ----------
+    member_weights
+        Each site to the ``pc.weight`` of every member there, data nodes and garbd [votes].
+
+    Returns
+    -------
+    list[Failure]
+        By site name, the sites where the loss of their heaviest member leaves no more than
+        half of the votes, each with the share left [fraction].
     """
     total = float(sum(sum(ws) for ws in member_weights.values()))
     failures = []
