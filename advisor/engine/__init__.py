@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         grouping,
         memo,
         metrics,
+        site_graph,
         throughput,
         workload,
     )
@@ -51,6 +52,7 @@ __all__ = [
     "grouping",
     "memo",
     "metrics",
+    "site_graph",
     "throughput",
     "workload",
     "writeset_sizes",
@@ -68,6 +70,7 @@ __getattr__, __dir__ = attach(
         "grouping",
         "memo",
         "metrics",
+        "site_graph",
         "throughput",
         "workload",
     ],

@@ -36,6 +36,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from advisor.engine.site_graph import MeasuredPath, measured_paths
 from advisor.errors import AdvisorError, Location
 from advisor.inputs.loading import LoadedTopology
 from advisor.inputs.topology import Link, Measurement, Site
@@ -249,42 +250,22 @@ def gather_links(loaded: LoadedTopology) -> list[LinkEvidence]:
     ]
     if not any(link.rtt_source == "estimated" for link in links):
         return links
-    names = [s.name for s in sites]
-    index = {name: i for i, name in enumerate(names)}
-    measured_ms = np.full((len(names), len(names)), np.inf)
-    np.fill_diagonal(measured_ms, 0.0)
-    for link in links:
-        if link.rtt_source == "measured":
-            i, j = index[link.sites[0]], index[link.sites[1]]
-            measured_ms[i, j] = measured_ms[j, i] = link.rtt_p50_ms
-    best_ms, hop = physics.relay_paths_ms(measured_ms)
-    return [
-        link if link.estimate is None else _bounded(link, names, measured_ms, best_ms, hop, index)
-        for link in links
-    ]
+    best = measured_paths(
+        {link.sites: link.rtt_p50_ms for link in links if link.rtt_source == "measured"}
+    )
+    return [link if link.estimate is None else _bounded(link, best(*link.sites)) for link in links]
 
 
-def _bounded(
-    link: LinkEvidence,
-    names: list[str],
-    measured_ms: np.ndarray,
-    best_ms: np.ndarray,
-    hop: np.ndarray,
-    index: dict[str, int],
-) -> LinkEvidence:
-    """``link`` (estimated from its fit alone) bounded by the best measured path."""
+def _bounded(link: LinkEvidence, path: MeasuredPath | None) -> LinkEvidence:
+    """``link`` (estimated from its fit alone) bounded by the best measured ``path``."""
     assert link.estimate is not None
     fit = link.estimate
-    i, j = index[link.sites[0]], index[link.sites[1]]
-    path = physics.relay_path(hop, i, j)
-    if not path:
+    if path is None:
         return link
-    legs = tuple(float(measured_ms[a, b]) for a, b in itertools.pairwise(path))
-    bound_ms = float(best_ms[i, j])
+    legs, bound_ms, sites = path.legs_ms, path.bound_ms, path.sites
     p50, low, high = (
         float(v) for v in physics.bounded_estimate_ms(fit.fit_ms, fit.floor_ms, bound_ms)
     )
-    sites = tuple(names[k] for k in path)
     via = f"via {', '.join(sites[1:-1])}: {' + '.join(f'{leg:.2f}' for leg in legs)} ms"
     fit_words = f"{fit.fit_basis.replace(': ', ' ', 1)} = {fit.fit_ms:.2f} ms"
     if bound_ms < fit.floor_ms:
