@@ -37,7 +37,7 @@ https://doi.org/10.1001/jama.1983.03330370053031).
 
 from __future__ import annotations
 
-__all__ = ["Basis", "RttDistribution", "parse_percentile_key", "quantiles_at"]
+__all__ = ["Basis", "RttDistribution", "parse_percentile_key", "percentile_knots", "quantiles_at"]
 
 import functools
 import re
@@ -95,6 +95,78 @@ def parse_percentile_key(key: str) -> float:
         f"unknown percentile key {key!r}; expected min, max or p<percent> "
         "such as p50, p99, p999 (99.9th)"
     )
+
+
+def percentile_knots(
+    percentiles: Mapping[str, float], *, resolution: int = 2001, unit: str = "ms"
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The quantile function through some given percentiles, of a quantity in any unit.
+
+    Q(p) is piecewise linear in probability through the given points, held flat beyond the
+    lowest and highest (module docstring, basis ``"percentiles"``).
+
+    Parameters
+    ----------
+    percentiles : mapping of str to float
+        Values by percentile key [unit], e.g. ``{"p50": 4.3, "max": 212}``
+        (:func:`parse_percentile_key`); ``mean`` and ``avg`` are skipped.
+    resolution : int, default 2001
+        Number of atoms [count]; odd puts an atom exactly on the median.
+    unit : str, default "ms"
+        The values' unit, for the error messages.
+
+    Returns
+    -------
+    atoms : ndarray
+        Q at the mid-points of ``resolution`` equal probability bins [unit].
+    knot_probs : ndarray
+        Q's knots: the given levels and the atoms' [fraction], ascending.
+    knot_values : ndarray
+        Q at those levels [unit].
+    """
+    if not isinstance(resolution, int) or resolution < 1:
+        raise ValueError(f"resolution must be a positive integer, got {resolution!r}")
+    points: list[tuple[float, str, float]] = []
+    for key, value in percentiles.items():
+        if key.strip().lower() in _NOT_PERCENTILES:
+            continue
+        percent = parse_percentile_key(key)
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{key} must be a number [{unit}], got {value!r}") from None
+        if not (np.isfinite(number) and number >= 0.0):
+            raise ValueError(f"{key} must be a finite number >= 0 {unit}, got {value!r}")
+        points.append((percent, key, number))
+    if not points:
+        raise ValueError(
+            f"no percentiles given (keys: {', '.join(percentiles) or 'none'}); "
+            "expected e.g. {p50: 4.3, p99: 37.2}"
+        )
+    points.sort(key=lambda point: point[0])
+    for (low_pct, low_key, low), (high_pct, high_key, high) in pairwise(points):
+        if high_pct == low_pct and high != low:
+            raise ValueError(
+                f"{low_key} ({low:g}) and {high_key} ({high:g}) name the same percentile "
+                "with different values"
+            )
+        if high < low:
+            raise ValueError(
+                f"percentiles must not decrease: {high_key} ({high:g}) < {low_key} ({low:g})"
+            )
+    probs = np.array(sorted({pct / 100.0 for pct, _, _ in points}))
+    values = np.array([next(v for pct, _, v in points if pct / 100.0 == p) for p in probs])
+    # Honest tails: hold the outermost given values flat to p = 0 and p = 1.
+    if probs[0] > 0.0:
+        probs, values = np.r_[0.0, probs], np.r_[values[0], values]
+    if probs[-1] < 1.0:
+        probs, values = np.r_[probs, 1.0], np.r_[values, values[-1]]
+    mids = (np.arange(resolution) + 0.5) / resolution
+    atoms = np.interp(mids, probs, values)
+    # Keep Q on the union of the given points and the atoms' levels, so that a monotone
+    # map (the TCP model) is applied to the exact given values as well as to the atoms.
+    grid = np.unique(np.concatenate([probs, mids]))
+    return atoms, grid, np.interp(grid, probs, values)
 
 
 def _check_loss(loss: float) -> float:
@@ -318,52 +390,11 @@ class RttDistribution:
         >>> [round(float(v), 9) for v in d.quantile([0.0, 0.5, 0.745, 0.99, 1.0])]
         [4.0, 4.0, 7.0, 10.0, 10.0]
         """
-        if not isinstance(resolution, int) or resolution < 1:
-            raise ValueError(f"resolution must be a positive integer, got {resolution!r}")
-        points: list[tuple[float, str, float]] = []
-        for key, value in percentiles_ms.items():
-            if key.strip().lower() in _NOT_PERCENTILES:
-                continue
-            percent = parse_percentile_key(key)
-            try:
-                rtt_ms = float(value)
-            except (TypeError, ValueError):
-                raise ValueError(f"{key} must be a number [ms], got {value!r}") from None
-            if not (np.isfinite(rtt_ms) and rtt_ms >= 0.0):
-                raise ValueError(f"{key} must be a finite number >= 0 ms, got {value!r}")
-            points.append((percent, key, rtt_ms))
-        if not points:
-            raise ValueError(
-                f"no percentiles given (keys: {', '.join(percentiles_ms) or 'none'}); "
-                "expected e.g. {p50: 4.3, p99: 37.2}"
-            )
-        points.sort(key=lambda point: point[0])
-        for (low_pct, low_key, low), (high_pct, high_key, high) in pairwise(points):
-            if high_pct == low_pct and high != low:
-                raise ValueError(
-                    f"{low_key} ({low:g}) and {high_key} ({high:g}) name the same percentile "
-                    "with different values"
-                )
-            if high < low:
-                raise ValueError(
-                    f"percentiles must not decrease: {high_key} ({high:g}) < {low_key} ({low:g})"
-                )
-        probs = np.array(sorted({pct / 100.0 for pct, _, _ in points}))
-        values = np.array([next(v for pct, _, v in points if pct / 100.0 == p) for p in probs])
-        # Honest tails: hold the outermost given values flat to p = 0 and p = 1.
-        if probs[0] > 0.0:
-            probs, values = np.r_[0.0, probs], np.r_[values[0], values]
-        if probs[-1] < 1.0:
-            probs, values = np.r_[probs, 1.0], np.r_[values, values[-1]]
-        mids = (np.arange(resolution) + 0.5) / resolution
-        atoms = np.interp(mids, probs, values)
-        # Keep Q on the union of the given points and the atoms' levels, so that a monotone
-        # map (the TCP model) is applied to the exact given values as well as to the atoms.
-        grid = np.unique(np.concatenate([probs, mids]))
+        atoms, grid, knots = percentile_knots(percentiles_ms, resolution=resolution)
         return cls(
             values_ms=atoms,
             knot_probs=grid,
-            knot_values_ms=np.interp(grid, probs, values),
+            knot_values_ms=knots,
             loss=loss,
             basis="percentiles",
             n_samples=None,
