@@ -191,10 +191,6 @@ def _even_probs(n: int) -> FloatArray:
 
 
 def _levels(q: npt.ArrayLike) -> FloatArray:
-    if isinstance(q, float | int):  # one level, the usual call: a comparison, not reductions
-        if not 0.0 <= q <= 1.0:  # NaN fails both
-            raise ValueError(f"quantile levels must be within [0, 1], got {q!r}")
-        return np.asarray(q, dtype=np.float64)
     levels = np.asarray(q, dtype=np.float64)
     if not np.all((levels >= 0.0) & (levels <= 1.0)):  # NaN fails both
         raise ValueError(f"quantile levels must be within [0, 1], got {q!r}")
@@ -202,10 +198,6 @@ def _levels(q: npt.ArrayLike) -> FloatArray:
 
 
 def _thresholds(t_ms: npt.ArrayLike) -> FloatArray:
-    if isinstance(t_ms, float | int):  # one threshold, the usual call: no reduction
-        if t_ms != t_ms:  # NaN
-            raise ValueError(f"thresholds must be numbers [ms], got {t_ms!r}")
-        return np.asarray(t_ms, dtype=np.float64)
     t = np.asarray(t_ms, dtype=np.float64)
     if np.any(np.isnan(t)):
         raise ValueError(f"thresholds must be numbers [ms], got {t_ms!r}")
