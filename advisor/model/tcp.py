@@ -217,7 +217,7 @@ def one_way_ms(
     base_ms = rtt / 2.0 + size * per_byte_ms
     # An unlimited warm window sends everything in one round: nothing to wait for. Said
     # here rather than by running the slow-start loop once: the engine maps every link's
-    # samples this way, and the loop's array passes cost 5x the arithmetic.
+    # samples this way, and the loop's dozen array passes would outweigh the sum itself.
     if window == "warm" and np.all(np.isinf(cap)):
         return _scalar_or_array(base_ms + np.zeros_like(cap))
     n_segments = np.maximum(1.0, np.ceil(size / mss_bytes))
