@@ -78,3 +78,53 @@ def test_a_wrong_example_is_reported():
     tries, report = _failures(module)
     assert tries == 1
     assert "double(2)" in report and "Expected:\n    5\nGot:\n    4" in report
+
+
+# Modules of advisor/model/ whose public functions and methods carry numpy-style docstrings
+# (pvlib's habit): a Parameters section, each with its unit, and a Returns section.
+NUMPY_DOCSTRING_MODULES = (
+    "membership",
+    "physics",
+    "pipeline",
+    "provider_options",
+    "replication",
+    "row_locks",
+    "rtt",
+    "tcp",
+)
+# Left to their own changes (issue 20): physics' relay paths are going.
+NUMPY_DOCSTRING_PENDING = {"physics.relay_paths_ms", "physics.relay_path"}
+
+
+def _public_callables(module: types.ModuleType) -> list[tuple[str, object]]:
+    import inspect
+
+    found = []
+    for name, value in vars(module).items():
+        if name.startswith("_") or getattr(value, "__module__", None) != module.__name__:
+            continue
+        if inspect.isfunction(value):
+            found.append((name, value))
+        elif inspect.isclass(value):
+            for attr, member in vars(value).items():
+                if not attr.startswith("_") and isinstance(member, (classmethod, staticmethod)):
+                    found.append((f"{name}.{attr}", member.__func__))
+                elif not attr.startswith("_") and inspect.isfunction(member):
+                    found.append((f"{name}.{attr}", member))
+    return found
+
+
+@pytest.mark.parametrize("short", NUMPY_DOCSTRING_MODULES)
+def test_model_functions_have_numpy_docstrings(short):
+    import inspect
+
+    module = importlib.import_module(f"advisor.model.{short}")
+    missing = []
+    for name, function in _public_callables(module):
+        if f"{short}.{name}" in NUMPY_DOCSTRING_PENDING:
+            continue
+        doc = inspect.getdoc(function) or ""
+        takes = [p for p in inspect.signature(function).parameters if p not in ("self", "cls")]
+        if (takes and "Parameters\n----------" not in doc) or "Returns\n-------" not in doc:
+            missing.append(name)
+    assert not missing, f"advisor.model.{short}: no Parameters/Returns sections in {missing}"

@@ -45,10 +45,11 @@ def test_lag_is_one_way_delay_plus_serialisation_plus_apply_on_an_idle_link():
 
 def test_lag_grows_with_the_write_set_and_shrinks_with_bandwidth():
     sizes = np.array([2_000.0, 16_000.0, 64_000.0])
-    lag = replication.channel_lag_ms(80.0, sizes, 100.0, 1.0)
+    lag = replication.lag_parts_ms(80.0, sizes, 100.0, 1.0).total_ms
     # 40 + 1 + 0.16, 1.28, 5.12 ms of serialisation.
     assert lag == pytest.approx([41.16, 42.28, 46.12])
-    faster = replication.channel_lag_ms(80.0, 64_000, np.array([100.0, 1000.0, 10_000.0]), 1.0)
+    rates = np.array([100.0, 1000.0, 10_000.0])
+    faster = replication.lag_parts_ms(80.0, 64_000, rates, 1.0).total_ms
     assert faster == pytest.approx([46.12, 41.512, 41.0512])
 
 
@@ -70,18 +71,18 @@ def test_queueing_under_load_is_the_mm1_waiting_time_quantile():
 def test_a_saturated_link_lags_without_bound():
     assert replication.utilisation(12.5e6, 100.0) == pytest.approx(1.0)
     assert math.isinf(
-        replication.channel_lag_ms(10.0, 2_000, 100.0, 1.0, replicated_bytes_per_s=12.5e6)
+        replication.lag_parts_ms(10.0, 2_000, 100.0, 1.0, replicated_bytes_per_s=12.5e6).total_ms
     )
 
 
 def test_the_lag_is_vectorised_over_round_trips_and_loads():
-    lag = replication.channel_lag_ms(
+    lag = replication.lag_parts_ms(
         np.array([[10.0], [20.0]]),
         2_000,
         100.0,
         1.0,
         replicated_bytes_per_s=np.array([0.0, 6.25e6]),
-    )
+    ).total_ms
     assert lag.shape == (2, 2)
     # rho 0.5 at the median: ln(0.5 / 0.5) = 0, no wait; the rows differ by 5 ms of RTT / 2.
     assert lag[1] - lag[0] == pytest.approx([5.0, 5.0])

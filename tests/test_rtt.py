@@ -1,4 +1,4 @@
-"""RTT distributions: construction rules, quantiles, exceedance, bounds, transforms, max_of."""
+"""RTT distributions: construction rules, quantiles, exceedance, bounds, transforms."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from advisor.model.rtt import RttDistribution, max_of, parse_percentile_key
+from advisor.model.rtt import RttDistribution, parse_percentile_key
 
 UNIFORM_0_10 = {"min": 0.0, "max": 10.0}
 
@@ -281,57 +281,6 @@ def test_map_relabel() -> None:
         samples.map(lambda v: v, basis="point")
 
 
-# -- max_of -----------------------------------------------------------------------------
-
-
-def test_max_of_two_uniforms() -> None:
-    uniform = RttDistribution.from_percentiles(UNIFORM_0_10)
-    both = max_of([uniform, uniform])
-    # F_max(t) = (t / 10)^2: median 10 * sqrt(0.5); P(max > 5) = 0.75
-    assert both.quantile(0.5) == pytest.approx(10 * math.sqrt(0.5), abs=1e-5)
-    assert both.quantile(0.81) == pytest.approx(9.0, abs=1e-5)
-    assert both.exceedance_probability(5.0) == pytest.approx(0.75, abs=1e-5)
-    assert (both.quantile(0.0), both.quantile(1.0)) == (0.0, 10.0)
-
-
-def test_max_of_with_a_point_keeps_the_jump() -> None:
-    far = RttDistribution.point(5.0)
-    both = max_of([far, RttDistribution.from_percentiles(UNIFORM_0_10)])
-    # max(5, U(0, 10)): 5 with probability 0.5, else uniform on (5, 10]
-    np.testing.assert_allclose(both.quantile([0.0, 0.4, 0.5, 0.75, 1.0]), [5, 5, 5, 7.5, 10])
-    assert both.exceedance_probability(4.99) == 1.0
-
-
-@pytest.mark.parametrize(("n_a", "n_b"), [(5000, 3000), (60000, 40000)])  # all knots; a grid
-def test_max_of_samples_matches_the_product_of_empirical_cdfs(n_a: int, n_b: int) -> None:
-    rng = np.random.default_rng(7)
-    a = RttDistribution.from_samples(10.0 + rng.gamma(2.0, 1.0, n_a), loss=0.01)
-    b = RttDistribution.from_samples(9.0 + rng.gamma(3.0, 1.0, n_b), loss=0.02)
-    both = max_of([a, b])
-    t_ms = np.linspace(9.0, 25.0, 50)
-    product = (1 - np.asarray(a.exceedance_probability(t_ms))) * (
-        1 - np.asarray(b.exceedance_probability(t_ms))
-    )
-    # linear vs step CDFs of samples differ by at most about 1/n per input
-    np.testing.assert_allclose(
-        1 - np.asarray(both.exceedance_probability(t_ms)), product, atol=1e-3
-    )
-    assert both.loss == pytest.approx(1 - 0.99 * 0.98)
-    assert (both.basis, both.n_samples) == ("percentiles", n_b)
-    # the sample count survives, so the max is not claimed "never" above its top either
-    assert both.exceedance_upper_bound(both.quantile(1.0)) == pytest.approx(1 - 0.05 ** (1 / n_b))
-
-
-def test_max_of_points_and_edge_cases() -> None:
-    pair = max_of([RttDistribution.point(3.0), RttDistribution.point(8.0, loss=0.1)])
-    assert (pair.basis, pair.quantile(0.5)) == ("point", 8.0)
-    assert pair.loss == pytest.approx(1 - 1.0 * 0.9)
-    one = RttDistribution.from_samples([1.0, 2.0])
-    assert max_of([one]) is one
-    with pytest.raises(ValueError, match=r"^max_of needs at least one distribution$"):
-        max_of([])
-
-
 # -- properties -------------------------------------------------------------------------
 
 rtts = st.floats(min_value=0.0, max_value=1e4, allow_nan=False)
@@ -380,44 +329,11 @@ def test_exceedance_is_a_non_increasing_probability(
         assert np.all((bound >= p) & (bound <= 1))
 
 
-@given(st.lists(rtts, min_size=1, max_size=50), st.lists(rtts, min_size=1, max_size=50))
-def test_max_is_never_faster_than_any_link(a: list[float], b: list[float]) -> None:
-    da, db = RttDistribution.from_samples(a), RttDistribution.from_samples(b)
-    both = max_of([da, db], resolution=101)
-    q = (np.arange(101) + 0.5) / 101
-    slack = 1e-9 * (1 + max(a + b))
-    top = np.maximum(np.asarray(da.quantile(q)), np.asarray(db.quantile(q)))
-    assert np.all(np.asarray(both.quantile(q)) >= top - slack)
-
-
-def test_one_threshold_reads_the_same_exceedance_as_an_array_of_them() -> None:
-    # a single threshold takes a scalar path; it must give the array path's value bit for bit
-    rng = np.random.default_rng(11)
-    dists = [
-        RttDistribution.from_percentiles({"p50": 4.0, "p95": 4.2}),
-        RttDistribution.from_percentiles({"min": 1.0, "p50": 1.0, "p99": 7.5, "max": 30.0}),
-        RttDistribution.point(3.0),
-    ]
-    for dist in dists:
-        knots = dist.quantile(np.linspace(0.0, 1.0, 9))
-        thresholds = np.concatenate(
-            [knots, np.nextafter(knots, -np.inf), rng.uniform(0.0, 35.0, 300), [np.inf, 0.0]]
-        )
-        together = dist.exceedance_probability(thresholds)
-        one_by_one = [dist.exceedance_probability(float(t)) for t in thresholds]
-        assert isinstance(one_by_one[0], float)
-        assert np.array_equal(together, one_by_one)
-
-
-def test_from_samples_already_sorted_keeps_the_values_and_the_callers_array() -> None:
-    sorted_ms = np.array([1.0, 2.0, 2.0, 7.5])
-    dist = RttDistribution.from_samples(sorted_ms)
-    assert dist.values_ms.tolist() == [1.0, 2.0, 2.0, 7.5]
-    assert sorted_ms.flags.writeable  # a writable array is copied, not frozen
-    sorted_ms[0] = 9.0
-    assert dist.values_ms[0] == 1.0
-    frozen = np.array([3.0, 1.0, 2.0])[[1, 2, 0]]  # owns its memory
-    frozen.setflags(write=False)
-    assert RttDistribution.from_samples(frozen).values_ms is frozen  # read-only: kept
-    unsorted = RttDistribution.from_samples([3.0, 1.0, 2.0])
-    assert unsorted.values_ms.tolist() == [1.0, 2.0, 3.0]
+def test_from_samples_sorts_a_copy_of_the_callers_values() -> None:
+    given_ms = np.array([3.0, 1.0, 2.0, 2.0])
+    dist = RttDistribution.from_samples(given_ms)
+    assert dist.values_ms.tolist() == [1.0, 2.0, 2.0, 3.0]
+    assert given_ms.flags.writeable  # the caller's array is neither frozen nor reordered
+    given_ms[1] = 9.0
+    assert dist.values_ms.tolist() == [1.0, 2.0, 2.0, 3.0]
+    assert not dist.values_ms.flags.writeable

@@ -17,7 +17,6 @@ from advisor.model.tcp import (
     bdp_bytes,
     one_way_ms,
     request_response_ms,
-    slow_start_rounds,
     socket_buffer_bytes_for,
 )
 
@@ -49,35 +48,32 @@ def _reference_one_way(
 
 # -- network.md 4.3 worked examples (B = 1 Gbit/s, MSS 1448, IW 10, growth 2) ----------
 
-# (size_bytes, rtt_ms, cold_ms, rounds, warm_ms): the table, printed to 0.1 ms
+# (size_bytes, rtt_ms, cold_ms, warm_ms): the table, printed to 0.1 ms
 WORKED_EXAMPLES = [
-    (1000, 10, 5.0, 1, 5.0),
-    (1000, 80, 40.0, 1, 40.0),
-    (14480, 10, 5.1, 1, 5.1),
-    (14480, 80, 40.1, 1, 40.1),
-    (16000, 10, 15.0, 2, 5.1),
-    (16000, 80, 120.0, 2, 40.1),
-    (65536, 10, 25.2, 3, 5.5),
-    (65536, 80, 200.2, 3, 40.5),
-    (262144, 10, 45.4, 5, 7.1),
-    (262144, 80, 360.4, 5, 42.1),
-    (1048576, 10, 66.2, 7, 13.4),
-    (1048576, 80, 521.2, 7, 48.4),
-    (8388608, 10, 127.5, 10, 72.1),
-    (8388608, 80, 768.0, 10, 107.1),
+    (1000, 10, 5.0, 5.0),
+    (1000, 80, 40.0, 40.0),
+    (14480, 10, 5.1, 5.1),
+    (14480, 80, 40.1, 40.1),
+    (16000, 10, 15.0, 5.1),
+    (16000, 80, 120.0, 40.1),
+    (65536, 10, 25.2, 5.5),
+    (65536, 80, 200.2, 40.5),
+    (262144, 10, 45.4, 7.1),
+    (262144, 80, 360.4, 42.1),
+    (1048576, 10, 66.2, 13.4),
+    (1048576, 80, 521.2, 48.4),
+    (8388608, 10, 127.5, 72.1),
+    (8388608, 80, 768.0, 107.1),
 ]
 
 
-@pytest.mark.parametrize(("size_bytes", "rtt_ms", "cold_ms", "rounds", "warm_ms"), WORKED_EXAMPLES)
-def test_worked_examples(
-    size_bytes: int, rtt_ms: float, cold_ms: float, rounds: int, warm_ms: float
-) -> None:
+@pytest.mark.parametrize(("size_bytes", "rtt_ms", "cold_ms", "warm_ms"), WORKED_EXAMPLES)
+def test_worked_examples(size_bytes: int, rtt_ms: float, cold_ms: float, warm_ms: float) -> None:
     half_a_printed_digit = 0.05 + 1e-9
     cold = one_way_ms(size_bytes, rtt_ms, GBIT_MBPS)
     warm = one_way_ms(size_bytes, rtt_ms, GBIT_MBPS, window="warm")
     assert cold == pytest.approx(cold_ms, abs=half_a_printed_digit)
     assert warm == pytest.approx(warm_ms, abs=half_a_printed_digit)
-    assert slow_start_rounds(size_bytes) == rounds
 
 
 def test_one_megabyte_at_80_ms_exactly() -> None:
@@ -125,14 +121,6 @@ def test_unlimited_bandwidth_pays_only_round_trips() -> None:
     # 65536 B = 46 segments: 3 rounds (10, 20, 40), 2 stalls of a full RTT
     assert one_way_ms(65536, 10.0) == 5.0 + 2 * 10.0
     assert one_way_ms(65536, 10.0, window="warm") == 5.0
-
-
-def test_slow_start_rounds_with_a_cap() -> None:
-    # 725 segments, windows 10, 20, 40, 80 then 100 per round: 150 + 6 x 100 >= 725
-    assert slow_start_rounds(1048576, max_window_segments=100) == 10
-    assert slow_start_rounds(np.array([1000, 16000])).tolist() == [1, 2]  # type: ignore[union-attr]
-    # old per-ACK growth with delayed ACKs (growth 1.5): 1 MB needs 9 rounds (network.md 4.3)
-    assert slow_start_rounds(1048576, growth=1.5) == 9
 
 
 def test_bdp_and_socket_buffer() -> None:

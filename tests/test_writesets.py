@@ -4,6 +4,7 @@ explanation of a large write set names its messages, rounds and the windows that
 
 from __future__ import annotations
 
+import math
 import textwrap
 
 import pytest
@@ -110,3 +111,18 @@ def test_routed_writes_pay_the_wan_round_trip_next_to_the_hot_row_bounds():
     # One cluster, one writer (at a): b's statement crosses the WAN to it all the same.
     single = row.write_latency_ms["single_cluster"]
     assert single["b"] == pytest.approx(single["a"] + 20.0)
+
+
+def test_sizes_interpolate_the_logarithm_between_the_given_percentiles():
+    from advisor.engine.workload import SizeDistribution, writeset_distribution
+
+    topology = parse_topology(textwrap.dedent(BIG).replace("SIZE", "65536")).topology
+    sizes = writeset_distribution(topology)
+    assert isinstance(sizes, SizeDistribution)
+    # The given percentiles exactly; halfway between p50 and p99 in probability, the
+    # geometric mean of 2 KB and 64 KB, sqrt(2048 x 65536) = 11,585.2 bytes; flat beyond.
+    at = sizes.quantile_bytes([0.0, 0.5, 0.745, 0.99, 1.0])
+    assert at[[0, 1, 3, 4]].tolist() == pytest.approx([2048.0, 2048.0, 65536.0, 65536.0])
+    assert at[2] == pytest.approx(math.sqrt(2048 * 65536), rel=1e-5)
+    figures = writeset_sizes(topology)
+    assert (figures.p50_bytes, figures.p99_bytes) == (2048.0, 65536.0)

@@ -10,8 +10,8 @@ link outside it, a cut of the asynchronous link itself) leaves it running and is
 A cluster whose only data site is lost is gone: its writes, too, go to another cluster.
 
 A failover costs what the channel had not delivered, its p99 lag
-(:func:`advisor.model.replication.channel_lag_ms`: the recovery point, RPO), and the time
-without writes for the rows that cluster owned (the recovery time, RTO), bounded by:
+(:func:`advisor.model.replication.lag_parts_ms`, its ``total_ms``: the recovery point, RPO),
+and the time without writes for the rows that cluster owned (the recovery time, RTO), bounded by:
 
 - detection: ProxySQL's Galera monitor takes a node out of its hostgroups after
   ``mysql-monitor_galera_healthcheck_max_timeout_count`` (3) checks in a row time out, one

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 __all__ = ["TailLimits", "TailRisk", "silence_probability", "tail_risk"]
 
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,14 +26,27 @@ from advisor.model.rtt import RttDistribution
 def silence_probability(
     rtt: RttDistribution, silence_s: float, *, rto_min_ms: float = 200.0
 ) -> tuple[float, float]:
-    """Chance that one message takes longer than ``silence_s`` to arrive: (estimate, bound).
+    """Chance that one message takes longer than ``silence_s`` to arrive.
 
     Two ways: the RTT itself exceeds it (the measured tail), or losses in a row whose
     retransmission timeouts add up beyond it (Linux RTO >= 200 ms + RTT, doubling each
-    time; losses taken as independent, so bursty loss makes this an underestimate). The
-    bound is the 95 % upper confidence bound of the tail for samples (3/n with no
-    exceedance: 1,000 clean samples cannot rule out 0.3 %); for given percentiles it equals
-    the estimate.
+    time; losses taken as independent, so bursty loss makes this an underestimate).
+
+    Parameters
+    ----------
+    rtt : RttDistribution
+        The link's round trips [ms] and loss [fraction].
+    silence_s : float
+        The silence [s].
+    rto_min_ms : float, default 200.0
+        Linux's least retransmission timeout [ms].
+
+    Returns
+    -------
+    tuple of float
+        ``(estimate, bound)`` [fraction]. The bound is the 95 % upper confidence bound of
+        the tail for samples (3/n with no exceedance: 1,000 clean samples cannot rule out
+        0.3 %); for given percentiles it equals the estimate.
     """
     t_ms = silence_s * 1000.0
     tail = float(rtt.exceedance_probability(t_ms))
@@ -67,14 +79,6 @@ class TailRisk:
     reasons: tuple[str, ...]  # empty: within the limits
 
 
-# tail_risk's answers per distribution, kept while it lives: the rules and the configuration
-# ask it of every link of every option, the same link in many options (1,577 calls for 435
-# links in the 30-site benchmark).
-_RISKS: weakref.WeakKeyDictionary[RttDistribution, dict[tuple[object, ...], TailRisk]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
 def tail_risk(
     rtt: RttDistribution,
     keepalive_s: float,
@@ -84,24 +88,30 @@ def tail_risk(
     *,
     tail_ratio: bool | None = None,
 ) -> TailRisk:
-    """How often a link with round trips ``rtt`` goes silent past the EVS timers, and why
-    that is too often (empty ``reasons`` when it is not). Computed once per distribution
-    and arguments."""
-    key = (keepalive_s, delay_margin_s, suspect_s, limits, tail_ratio)
-    known = _RISKS.setdefault(rtt, {})
-    if key not in known:
-        known[key] = _tail_risk(rtt, keepalive_s, delay_margin_s, suspect_s, limits, tail_ratio)
-    return known[key]
+    """How often a link goes silent past the EVS timers, and why that is too often.
 
+    Parameters
+    ----------
+    rtt : RttDistribution
+        The link's round trips [ms] and loss [fraction].
+    keepalive_s : float
+        ``evs.keepalive_period`` [s].
+    delay_margin_s : float
+        ``evs.delay_margin`` [s].
+    suspect_s : float
+        ``evs.suspect_timeout`` [s].
+    limits : TailLimits
+        What the link may show.
+    tail_ratio : bool, optional
+        Whether the p99.9 (or max) over the median is checked; default: for samples only.
+        True for percentiles a measurement gave up to its max (a sized tcp_rr measurement),
+        not a fit's interpolated ones.
 
-def _tail_risk(
-    rtt: RttDistribution,
-    keepalive_s: float,
-    delay_margin_s: float,
-    suspect_s: float,
-    limits: TailLimits,
-    tail_ratio: bool | None,
-) -> TailRisk:
+    Returns
+    -------
+    TailRisk
+        The figures [ms, fraction, events per day] and the reasons (empty: within limits).
+    """
     delayed_s = keepalive_s + delay_margin_s
     p50 = float(rtt.quantile(0.5))
     top = float(rtt.quantile(0.999 if rtt.basis == "samples" else 1.0))

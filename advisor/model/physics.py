@@ -80,7 +80,18 @@ ESTIMATE_P95_OVER_P50 = 1.056
 
 
 def propagation_km_per_ms(medium: str) -> float:
-    """Signal speed in ``medium`` [km/ms].
+    """Signal speed in a medium.
+
+    Parameters
+    ----------
+    medium : str
+        ``fiber``, ``hollow_core_fiber``, ``copper``, ``microwave``, ``leo_satellite`` or
+        ``geo_satellite``.
+
+    Returns
+    -------
+    float
+        Speed per km of medium [km/ms].
 
     >>> round(propagation_km_per_ms("fiber"), 2)
     204.19
@@ -94,7 +105,19 @@ def propagation_km_per_ms(medium: str) -> float:
 
 
 def great_circle_km(lat1: ArrayLike, lon1: ArrayLike, lat2: ArrayLike, lon2: ArrayLike) -> Any:
-    """Great-circle distance [km] between points given in degrees (haversine).
+    """Great-circle distance between two points (haversine); inputs broadcast.
+
+    Parameters
+    ----------
+    lat1, lon1 : array_like
+        Latitude and longitude of the first point [degrees].
+    lat2, lon2 : array_like
+        Latitude and longitude of the second point [degrees].
+
+    Returns
+    -------
+    float or ndarray
+        The distance on a sphere of the Earth's mean radius [km].
 
     >>> round(float(great_circle_km(41.9028, 12.4964, 37.3861, -122.0839)))
     10069
@@ -107,10 +130,22 @@ def great_circle_km(lat1: ArrayLike, lon1: ArrayLike, lat2: ArrayLike, lon2: Arr
 
 
 def floor_rtt_ms(distance_km: ArrayLike, medium: str = "fiber") -> Any:
-    """The physical minimum round trip [ms] over ``distance_km`` of ``medium``.
+    """The physical minimum round trip over a distance of a medium.
 
     For satellites the up and down legs of both directions are added (bent pipe at the
     zenith, the best case). 400 km of fibre: 3.92 ms.
+
+    Parameters
+    ----------
+    distance_km : array_like
+        Path length [km].
+    medium : str, default "fiber"
+        The medium (:func:`propagation_km_per_ms`).
+
+    Returns
+    -------
+    float or ndarray
+        The floor round trip [ms].
 
     >>> round(float(floor_rtt_ms(400)), 2)
     3.92
@@ -121,23 +156,62 @@ def floor_rtt_ms(distance_km: ArrayLike, medium: str = "fiber") -> Any:
 
 
 def max_distance_km(rtt_ms: ArrayLike, medium: str = "fiber") -> Any:
-    """The longest path [km] that a round trip of ``rtt_ms`` allows in ``medium``."""
+    """The longest path a round trip allows in a medium: :func:`floor_rtt_ms` inverted.
+
+    Parameters
+    ----------
+    rtt_ms : array_like
+        Round trip [ms].
+    medium : str, default "fiber"
+        The medium (:func:`propagation_km_per_ms`).
+
+    Returns
+    -------
+    float or ndarray
+        Path length [km]; 0 where the round trip is below a satellite's fixed legs.
+
+    >>> round(float(max_distance_km(3.92)))
+    400
+    """
     legs_ms = 4 * _SATELLITE_ALTITUDE_KM.get(medium, 0.0) / SPEED_OF_LIGHT_KM_PER_MS
     usable_ms = np.maximum(np.asarray(rtt_ms, dtype=float) - legs_ms, 0.0)
     return usable_ms / 2 * propagation_km_per_ms(medium)
 
 
 def light_speed_fraction(floor_ms: ArrayLike, rtt_ms: ArrayLike) -> Any:
-    """How close a measured round trip comes to the physical floor (1.0 = at the floor)."""
+    """How close a measured round trip comes to the physical floor.
+
+    Parameters
+    ----------
+    floor_ms : array_like
+        The floor round trip [ms].
+    rtt_ms : array_like
+        The measured round trip [ms].
+
+    Returns
+    -------
+    float or ndarray
+        Floor over measured [ratio]; 1.0 is at the floor.
+    """
     return np.asarray(floor_ms, dtype=float) / np.asarray(rtt_ms, dtype=float)
 
 
 def estimated_rtt_ms(distance_km: ArrayLike) -> Any:
-    """Median RTT [ms] expected over a terrestrial path of great-circle ``distance_km``.
+    """Median round trip expected over a terrestrial path.
 
     The cloud-backbone fit ``7.5 ms + 1.39 * fibre floor`` (sources at
     ``ESTIMATE_FIXED_OVERHEAD_MS``). Conservative for private metro fibre (where a few km cost
     well under 1 ms): measure such links.
+
+    Parameters
+    ----------
+    distance_km : array_like
+        Great-circle distance [km].
+
+    Returns
+    -------
+    float or ndarray
+        The fit's median round trip [ms].
 
     >>> round(float(estimated_rtt_ms(1000)), 1)
     21.1
@@ -148,7 +222,7 @@ def estimated_rtt_ms(distance_km: ArrayLike) -> Any:
 def bounded_estimate_ms(
     fit_ms: ArrayLike, floor_ms: ArrayLike, path_bound_ms: ArrayLike = np.inf
 ) -> tuple[Any, Any, Any]:
-    """An unmeasured pair's RTT p50 and its range [ms]: ``(estimate, low, high)``.
+    """An unmeasured pair's RTT p50 and its range.
 
     Bounded by evidence on both sides. Below: physics, the floor (no factor of the fit is
     claimed below it: private metro fibre runs near the floor). Above: the fit times the
@@ -161,6 +235,20 @@ def bounded_estimate_ms(
     The estimate is the fit clipped into [floor, path bound]. Where a measured path is
     faster than the floor, the stated distance or medium is wrong; the measurement wins
     (estimate and range collapse to the path bound).
+
+    Parameters
+    ----------
+    fit_ms : array_like
+        The fit's median (:func:`estimated_rtt_ms`) [ms].
+    floor_ms : array_like
+        The physical floor (:func:`floor_rtt_ms`) [ms].
+    path_bound_ms : array_like, default inf
+        The best relayed path over measured links [ms]; ``inf`` without one.
+
+    Returns
+    -------
+    estimate, low, high : float or ndarray
+        The estimated p50 and its range [ms].
 
     Paris-2 to Frankfurt: floor 4.72 ms, fit 7.5 + 1.39 x 4.72 = 14.06 ms, path via paris-1
     0.47 + 9.76 = 10.23 ms: estimate 10.23, range 4.72 to min(28.12, 10.23) = 10.23.

@@ -82,6 +82,16 @@ def fragment_bytes(max_packet_size_bytes: int = DEFAULT_MAX_PACKET_SIZE_BYTES) -
     """Write-set bytes one fragment carries: the smaller of ``gcs.max_packet_size`` and the
     transport's message size, less the gcs action header.
 
+    Parameters
+    ----------
+    max_packet_size_bytes : int, default DEFAULT_MAX_PACKET_SIZE_BYTES
+        ``gcs.max_packet_size`` [bytes].
+
+    Returns
+    -------
+    int
+        Payload of one fragment [bytes].
+
     >>> fragment_bytes()          # the default 64500 is capped by gcomm's 32748
     32728
     >>> fragment_bytes(16384)
@@ -91,7 +101,19 @@ def fragment_bytes(max_packet_size_bytes: int = DEFAULT_MAX_PACKET_SIZE_BYTES) -
 
 
 def fragment_count(writeset_bytes: npt.ArrayLike, fragment_size_bytes: int) -> IntArray:
-    """Fragments, hence EVS messages, of one write set (at least one).
+    """Fragments, hence EVS messages, of one write set.
+
+    Parameters
+    ----------
+    writeset_bytes : array_like
+        Write-set size [bytes].
+    fragment_size_bytes : int
+        Payload of one fragment (:func:`fragment_bytes`) [bytes].
+
+    Returns
+    -------
+    ndarray of int64
+        Fragments per write set [count], at least one.
 
     >>> int(fragment_count(197_983, 32_728))     # the lab's 198 KB write set
     7
@@ -109,6 +131,22 @@ def send_rounds(
     Fragment ``s`` leaves at 0 (``s <= U``), at the first reply (``U < s <= S``), or one path
     after fragment ``s - S`` left. Reducing ``n`` by ``S`` per path: ``rounds = ceil(n / S) - 1``
     paths, then the rest ``n - rounds * S`` waits for a reply when it exceeds ``U``.
+
+    Parameters
+    ----------
+    fragments : array_like
+        Fragments of each write set [count].
+    user_window : int
+        ``evs.user_send_window`` [messages]; capped at ``send_window``.
+    send_window : int
+        ``evs.send_window`` [messages].
+
+    Returns
+    -------
+    rounds : ndarray of int64
+        Full commit paths before the last fragment leaves [count].
+    reply : ndarray of bool
+        Whether the last fragment also waits for a first reply.
 
     >>> rounds, reply = send_rounds([1, 2, 3, 7, 25], user_window=2, send_window=4)
     >>> rounds.tolist(), reply.tolist()
@@ -129,11 +167,27 @@ def pipeline_commit_ms(
     path_ms: npt.ArrayLike,
     first_reply_ms: npt.ArrayLike,
 ) -> FloatArray:
-    """From the first fragment's send to the last one's safe delivery [ms].
+    """From the first fragment's send to the last one's safe delivery; inputs broadcast.
 
-    ``path_ms`` is the commit path of one message (longest ``w -> k -> j -> w``), drawn or
-    given; ``first_reply_ms`` the round trip to the nearest member. Local certification and
-    commit are not included.
+    Local certification and commit are not included.
+
+    Parameters
+    ----------
+    fragments : array_like
+        Fragments of each write set [count].
+    user_window : int
+        ``evs.user_send_window`` [messages].
+    send_window : int
+        ``evs.send_window`` [messages].
+    path_ms : array_like
+        Commit path of one message (longest ``w -> k -> j -> w``), drawn or given [ms].
+    first_reply_ms : array_like
+        Round trip to the nearest member [ms].
+
+    Returns
+    -------
+    ndarray
+        The pipeline's time per write set [ms].
 
     >>> # RTT 20 ms on three pairs: path 30 ms, first reply 20 ms; default windows 4/2.
     >>> pipeline_commit_ms([1, 7, 25, 97], 2, 4, 30.0, 20.0).tolist()
@@ -152,6 +206,20 @@ def burst_bytes(
 
     What the first leg of a commit path carries over TCP; small write sets are one burst.
 
+    Parameters
+    ----------
+    writeset_bytes : array_like
+        Write-set size [bytes].
+    fragment_size_bytes : int
+        Payload of one fragment [bytes].
+    send_window : int
+        ``evs.send_window`` [messages].
+
+    Returns
+    -------
+    ndarray
+        Bytes of one round [bytes].
+
     >>> burst_bytes([2_048, 3_103_172], 32_728, 4).tolist()
     [2048.0, 130912.0]
     """
@@ -167,10 +235,30 @@ def rtt_at_bytes(
     rtt_at_high_ms: npt.ArrayLike,
     small_rtt_ms: npt.ArrayLike,
 ) -> FloatArray:
-    """A link's round trip at ``bytes_`` per draw, from its round trips at two sizes [ms].
+    """A link's round trip at a size per draw, from its round trips at two sizes.
 
     Linear in the size between (and beyond) the two anchors, as serialisation is; never below
     the small-message round trip of the same draw. One anchor (``high == low``) is used as is.
+
+    Parameters
+    ----------
+    bytes_ : array_like
+        Size of each draw's burst [bytes].
+    low_bytes : float
+        The smaller anchor size [bytes].
+    rtt_at_low_ms : array_like
+        Round trip at ``low_bytes``, per draw [ms].
+    high_bytes : float
+        The larger anchor size [bytes].
+    rtt_at_high_ms : array_like
+        Round trip at ``high_bytes``, per draw [ms].
+    small_rtt_ms : array_like
+        Small-message round trip, per draw [ms].
+
+    Returns
+    -------
+    ndarray
+        Round trip at ``bytes_`` per draw [ms].
 
     >>> rtt_at_bytes([1_000, 2_000, 40_000], 2_000, 10.5, 66_000, 12.5, 10.0).tolist()
     [10.46875, 10.5, 11.6875]
@@ -186,6 +274,18 @@ def rtt_at_bytes(
 def writesets_per_message(writeset_bytes: float, fragment_size_bytes: int) -> float:
     """Write sets one EVS message carries when they queue: small ones aggregate up to a
     message's payload, a large one spans several messages (a fraction per message).
+
+    Parameters
+    ----------
+    writeset_bytes : float
+        Write-set size [bytes].
+    fragment_size_bytes : int
+        Payload of one fragment [bytes].
+
+    Returns
+    -------
+    float
+        Write sets per message [count; a fraction for a large write set].
 
     >>> writesets_per_message(1_650, 32_728), writesets_per_message(100_000, 32_728)
     (19.0, 0.25)
@@ -206,6 +306,20 @@ def window_limit_commits_per_s(
     ``writesets_per_message`` queued write sets (``evs.use_aggregate``). The user window only
     governs a message sent into an empty queue.
 
+    Parameters
+    ----------
+    send_window : int
+        ``evs.send_window`` [messages].
+    path_ms : float
+        Commit path [ms].
+    writesets_per_message : float
+        Write sets one message carries (:func:`writesets_per_message`) [count].
+
+    Returns
+    -------
+    float
+        The rate at which the window stalls [commits/s].
+
     >>> round(window_limit_commits_per_s(4, 30.0, 19.0))     # defaults 4/2 at a 30 ms path
     2533
     """
@@ -219,6 +333,22 @@ def send_window_for(
     inverse of :func:`window_limit_commits_per_s`, rounded up to a power of two and never
     below ``min_window``. Codership advises ``evs.user_send_window`` at about half of it
     (https://galeracluster.com/library/documentation/galera-parameters.html).
+
+    Parameters
+    ----------
+    rate_per_s : float
+        Commits to carry [commits/s].
+    path_ms : float
+        Commit path [ms].
+    writesets_per_message : float
+        Write sets one message carries [count].
+    min_window : int
+        The least window to advise [messages].
+
+    Returns
+    -------
+    int
+        ``evs.send_window`` [messages], a power of two.
 
     >>> send_window_for(4000.0, 7.0, 1.0, 16)   # 4000/s x 7 ms = 28 messages in flight
     32
@@ -270,6 +400,41 @@ def closed_loop(
     the wait counts in the transaction's time, not in the commit's. The asymptotic bounds
     taken beyond ``MAX_SIMULATED_CLIENTS`` clients or ``MAX_SIMULATED_FRAGMENTS`` fragments
     know no row locks: there they are an upper bound on the rate.
+
+    Parameters
+    ----------
+    clients : int
+        Clients of the node [count].
+    think_ms : float
+        Mean think time of a transaction, its SQL before the commits [ms].
+    commits_per_txn : int
+        Commits per transaction [count].
+    path_ms : array_like
+        Commit paths of one message, drawn [ms], used in turn.
+    first_reply_ms : array_like
+        Round trips to the nearest member, drawn [ms], used in turn.
+    fragments : array_like
+        Fragments per write set, drawn [count], used in turn.
+    user_window : int
+        ``evs.user_send_window`` [messages].
+    send_window : int
+        ``evs.send_window`` [messages].
+    writesets_per_message : float
+        Write sets one message carries when they queue [count].
+    local_commit_ms : float
+        Local certification and commit [ms].
+    row_writes : RowWrites, optional
+        Where each commit's writes fall; None: no row locks.
+    commits : int, default 4000
+        Commits to simulate [count], at least ten per client, at most
+        ``MAX_SIMULATED_COMMITS``.
+    seed : int, default 20_261_122
+        Seed of the think times and row draws.
+
+    Returns
+    -------
+    ClosedLoop
+        Throughput [commits/s], each commit's latency [ms] and each transaction's [ms].
 
     >>> run = closed_loop(1, 4.0, 1, [30.0], [20.0], [1], user_window=2, send_window=4,
     ...                   writesets_per_message=19, local_commit_ms=1.0, commits=500)

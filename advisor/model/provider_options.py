@@ -33,7 +33,17 @@ _DURATION = re.compile(
 
 
 def parse_duration_s(value: OptionValue) -> float:
-    """Seconds in a Galera duration: ISO 8601 ``PT5S``, ``PT1M``, ``PT0.5S``, or plain seconds.
+    """Seconds in a Galera duration.
+
+    Parameters
+    ----------
+    value : int, float or str
+        ISO 8601 ``PT5S``, ``PT1M``, ``PT0.5S``, or plain seconds [s].
+
+    Returns
+    -------
+    float
+        The duration [s], finite and >= 0.
 
     >>> parse_duration_s("PT1M30S"), parse_duration_s("PT0.5S"), parse_duration_s(3)
     (90.0, 0.5, 3.0)
@@ -59,7 +69,21 @@ def parse_duration_s(value: OptionValue) -> float:
 
 
 def format_duration(seconds: float) -> str:
-    """Galera's spelling of a duration in seconds: ``PT30S``, ``PT1M``, ``PT0.5S``."""
+    """Galera's spelling of a duration.
+
+    Parameters
+    ----------
+    seconds : float
+        The duration [s].
+
+    Returns
+    -------
+    str
+        ISO 8601: ``PT30S``, ``PT1M``, ``PT0.5S`` (to the millisecond).
+
+    >>> format_duration(90.0), format_duration(120.0), format_duration(0.5)
+    ('PT90S', 'PT2M', 'PT0.5S')
+    """
     if seconds >= 60 and seconds % 60 == 0:
         return f"PT{int(seconds // 60)}M"
     text = f"{seconds:.3f}".rstrip("0").rstrip(".")
@@ -244,7 +268,21 @@ WRITABLE_VALUE = re.compile(r"^[A-Za-z0-9_.:/+,@=-]*$")
 
 
 def option_text(value: OptionValue) -> str:
-    """A provider option value as written in ``wsrep_provider_options``."""
+    """A provider option value as written in ``wsrep_provider_options``.
+
+    Parameters
+    ----------
+    value : int, float, bool or str
+        The value, in the option's own unit.
+
+    Returns
+    -------
+    str
+        ``YES``/``NO`` for booleans, integers without a decimal point, else as given.
+
+    >>> option_text(True), option_text(4.0), option_text("PT5S")
+    ('YES', '4', 'PT5S')
+    """
     if isinstance(value, bool):
         return "YES" if value else "NO"
     if isinstance(value, float) and value.is_integer():
@@ -257,6 +295,18 @@ def check_option(key: str, value: OptionValue) -> OptionValue:
 
     Every option must also be writable as it is into the generated configuration, so that
     ``validate`` refuses what ``doc`` could not write.
+
+    Parameters
+    ----------
+    key : str
+        The option, e.g. ``evs.send_window``.
+    value : int, float, bool or str
+        Its value as the user gave it, in Galera's units.
+
+    Returns
+    -------
+    int, float, bool or str
+        The parsed value; durations in seconds [s], others in the option's unit.
 
     >>> check_option("evs.user_send_window", 4)
     4
@@ -285,7 +335,20 @@ def check_option(key: str, value: OptionValue) -> OptionValue:
 def effective_options(
     flavor: Flavor, given: Mapping[str, OptionValue] | None = None
 ) -> dict[str, OptionValue]:
-    """The flavour's defaults overlaid with the given options, parsed (durations in seconds)."""
+    """The flavour's defaults overlaid with the given options, parsed.
+
+    Parameters
+    ----------
+    flavor : {"mariadb", "pxc", "codership"}
+        The Galera build.
+    given : mapping of str to value, optional
+        The user's ``galera.provider_options``, in Galera's units.
+
+    Returns
+    -------
+    dict of str to value
+        Every option the model reads and every one given; durations in seconds [s].
+    """
     options = dict(FLAVOR_DEFAULTS[flavor])
     for key, value in (given or {}).items():
         options[key] = check_option(key, value)

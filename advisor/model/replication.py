@@ -39,12 +39,9 @@ the channel carries [bytes/s]; ``apply_ms`` applying one transaction on the repl
 
 from __future__ import annotations
 
-__all__ = ["LagParts", "channel_lag_ms", "lag_parts_ms", "queue_wait_ms", "utilisation"]
+__all__ = ["LagParts", "lag_parts_ms", "queue_wait_ms", "utilisation"]
 
-import math
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -61,6 +58,18 @@ def utilisation(
 ) -> FloatArray | float:
     """The fraction of the link's bandwidth the replicated bytes keep busy.
 
+    Parameters
+    ----------
+    replicated_bytes_per_s : array_like
+        Load the channel carries [bytes/s].
+    bandwidth_mbps : array_like
+        The link's rate [Mbit/s].
+
+    Returns
+    -------
+    float or ndarray
+        Utilisation ``rho`` [fraction]; 1 or more: the link cannot keep up.
+
     >>> utilisation(4_000_000, 500.0)  # 32 Mbit/s on 500 Mbit/s
     0.064
     """
@@ -72,7 +81,21 @@ def utilisation(
 def queue_wait_ms(
     rho: npt.ArrayLike, service_ms: npt.ArrayLike, quantile: float = 0.5
 ) -> FloatArray | float:
-    """The M/M/1 waiting time at ``quantile`` [ms] (module docstring); infinite at rho >= 1.
+    """The M/M/1 waiting time at ``quantile`` (module docstring).
+
+    Parameters
+    ----------
+    rho : array_like
+        Utilisation of the link [fraction].
+    service_ms : array_like
+        Mean service time, a mean write set's serialisation [ms].
+    quantile : float, default 0.5
+        Level of the waiting time [fraction, in [0, 1)].
+
+    Returns
+    -------
+    float or ndarray
+        Waiting time [ms]; infinite where ``rho >= 1``.
 
     >>> round(queue_wait_ms(0.8, 0.64, 0.99), 3)  # 0.64 / 0.2 * ln(0.8 / 0.01)
     14.022
@@ -95,7 +118,21 @@ def queue_wait_ms(
 
 @dataclass(frozen=True)
 class LagParts:
-    """The four terms of a channel's lag [ms] (module docstring) and the link's utilisation."""
+    """The four terms of a channel's lag [ms] (module docstring) and the link's utilisation.
+
+    Attributes
+    ----------
+    one_way_ms : float or ndarray
+        Half the round trip [ms].
+    serialisation_ms : float or ndarray
+        The write set at the link's rate [ms].
+    queue_ms : float or ndarray
+        Waiting behind earlier write sets [ms].
+    apply_ms : float or ndarray
+        Applying the write set on the replica [ms].
+    utilisation : float or ndarray
+        The link's utilisation ``rho`` [fraction].
+    """
 
     one_way_ms: FloatArray | float
     serialisation_ms: FloatArray | float
@@ -105,6 +142,7 @@ class LagParts:
 
     @property
     def total_ms(self) -> FloatArray | float:
+        """The lag: the sum of the four terms [ms]."""
         total = (
             np.asarray(self.one_way_ms)
             + np.asarray(self.serialisation_ms)
@@ -124,74 +162,40 @@ def lag_parts_ms(
     mean_writeset_bytes: npt.ArrayLike | None = None,
     quantile: float = 0.5,
 ) -> LagParts:
-    """The terms of a channel's lag at ``quantile`` (module docstring).
+    """The terms of a channel's lag at ``quantile`` (module docstring); broadcast together.
 
-    ``rtt_ms`` and ``writeset_bytes`` are the round trip and the write set at that quantile;
-    ``replicated_bytes_per_s`` the load the channel carries (0: an idle link, no queue);
-    ``mean_writeset_bytes`` sets the queue's service time (default ``writeset_bytes``).
+    Parameters
+    ----------
+    rtt_ms : array_like
+        Round trip at that quantile [ms].
+    writeset_bytes : array_like
+        Write-set size at that quantile [bytes].
+    bandwidth_mbps : array_like
+        The link's rate [Mbit/s].
+    apply_ms : array_like
+        Applying one transaction on the replica [ms].
+    replicated_bytes_per_s : array_like, default 0.0
+        Load the channel carries [bytes/s]; 0 is an idle link, no queue.
+    mean_writeset_bytes : array_like, optional
+        Mean write set, which sets the queue's service time [bytes]; default
+        ``writeset_bytes``.
+    quantile : float, default 0.5
+        Level of the queue's waiting time [fraction, in [0, 1)].
+
+    Returns
+    -------
+    LagParts
+        The terms [ms] and the utilisation; floats for scalar inputs, arrays otherwise.
 
     >>> parts = lag_parts_ms(80.0, 64_000, 100.0, 1.0)
     >>> parts.one_way_ms, round(parts.serialisation_ms, 3), parts.queue_ms, parts.apply_ms
     (40.0, 5.12, 0.0, 1.0)
+    >>> parts.total_ms  # 40 + 5.12 + 0 + 1
+    46.12
+    >>> round(lag_parts_ms(80.0, 64_000, 100.0, 1.0, replicated_bytes_per_s=10_000_000,
+    ...     mean_writeset_bytes=8_000, quantile=0.99).total_ms, 3)  # + 0.64 / 0.2 * ln(80)
+    60.142
     """
-    mean = writeset_bytes if mean_writeset_bytes is None else mean_writeset_bytes
-    numbers = (rtt_ms, writeset_bytes, bandwidth_mbps, apply_ms, replicated_bytes_per_s, mean)
-    if all(isinstance(v, int | float) for v in numbers):
-        parts = _number_parts([float(cast(float, v)) for v in numbers], quantile)
-        if parts is not None:
-            return parts
-    return _array_parts(
-        rtt_ms,
-        writeset_bytes,
-        bandwidth_mbps,
-        apply_ms,
-        replicated_bytes_per_s,
-        mean_writeset_bytes,
-        quantile,
-    )
-
-
-def _number_parts(numbers: Sequence[float], quantile: float) -> LagParts | None:
-    """:func:`_array_parts` of plain numbers, the same operations in the same order on
-    Python floats (IEEE doubles, as numpy's), the logarithm numpy's own: the grouping search
-    asks a channel's lag for every pair it tries (1,016 calls in the 30-site benchmark, 65 us
-    each through numpy's 0-d arrays). None where an input is out of range: the array path
-    then refuses it with its message."""
-    rtt_ms, writeset_bytes, bandwidth_mbps, apply_ms, replicated_bytes_per_s, mean = numbers
-    if not (
-        math.isfinite(rtt_ms)
-        and rtt_ms >= 0.0
-        and math.isfinite(writeset_bytes)
-        and writeset_bytes >= 0.0
-        and bandwidth_mbps > 0.0
-        and 0.0 <= quantile < 1.0
-    ):
-        return None
-    one_way = rtt_ms / 2.0
-    # tcp.one_way_ms with a warm, uncapped window: one round, nothing to wait for
-    per_byte_ms = _BITS_PER_BYTE / (bandwidth_mbps * 1e6 / _MS_PER_S)
-    shipped = rtt_ms / 2.0 + writeset_bytes * per_byte_ms + 0.0
-    service_ms = mean * _BITS_PER_BYTE / (bandwidth_mbps * 1e6) * _MS_PER_S
-    rho = replicated_bytes_per_s * _BITS_PER_BYTE / (bandwidth_mbps * 1e6)
-    tail = 1.0 - quantile
-    if rho >= 1.0:
-        wait = math.inf
-    elif rho > tail:
-        wait = service_ms / (1.0 - rho) * float(np.log(max(rho, tail) / tail))
-    else:
-        wait = 0.0
-    return LagParts(one_way, shipped - one_way, wait, apply_ms, rho)
-
-
-def _array_parts(
-    rtt_ms: npt.ArrayLike,
-    writeset_bytes: npt.ArrayLike,
-    bandwidth_mbps: npt.ArrayLike,
-    apply_ms: npt.ArrayLike,
-    replicated_bytes_per_s: npt.ArrayLike,
-    mean_writeset_bytes: npt.ArrayLike | None,
-    quantile: float,
-) -> LagParts:
     rtt = np.asarray(rtt_ms, dtype=float)
     size = np.asarray(writeset_bytes, dtype=float)
     rate = np.asarray(bandwidth_mbps, dtype=float)
@@ -208,35 +212,6 @@ def _array_parts(
         apply_ms=_scalar_or_array(np.asarray(apply, dtype=float)),
         utilisation=_scalar_or_array(rho),
     )
-
-
-def channel_lag_ms(
-    rtt_ms: npt.ArrayLike,
-    writeset_bytes: npt.ArrayLike,
-    bandwidth_mbps: npt.ArrayLike,
-    apply_ms: npt.ArrayLike,
-    *,
-    replicated_bytes_per_s: npt.ArrayLike = 0.0,
-    mean_writeset_bytes: npt.ArrayLike | None = None,
-    quantile: float = 0.5,
-) -> FloatArray | float:
-    """A channel's lag at ``quantile`` [ms]: the sum of :func:`lag_parts_ms`.
-
-    >>> channel_lag_ms(80.0, 64_000, 100.0, 1.0)  # 40 + 5.12 + 0 + 1
-    46.12
-    >>> round(channel_lag_ms(80.0, 64_000, 100.0, 1.0, replicated_bytes_per_s=10_000_000,
-    ...     mean_writeset_bytes=8_000, quantile=0.99), 3)  # + 0.64 / 0.2 * ln(0.8 / 0.01)
-    60.142
-    """
-    return lag_parts_ms(
-        rtt_ms,
-        writeset_bytes,
-        bandwidth_mbps,
-        apply_ms,
-        replicated_bytes_per_s=replicated_bytes_per_s,
-        mean_writeset_bytes=mean_writeset_bytes,
-        quantile=quantile,
-    ).total_ms
 
 
 def _scalar_or_array(values: FloatArray) -> FloatArray | float:

@@ -86,13 +86,35 @@ class RowLocks:
     deadlocks: int = 0
 
     def request(self, client: int) -> bool:
-        """The client's commit asks for its rows: True when it holds them all."""
+        """The client's commit asks for its rows.
+
+        Parameters
+        ----------
+        client : int
+            The client.
+
+        Returns
+        -------
+        bool
+            True when it holds them all; False when it waits for a row.
+        """
         self.wanted[client] = self._draw()
         self.held.setdefault(client, [])
         return self.proceed(client)
 
     def proceed(self, client: int) -> bool:
-        """Lock the client's rows in order until one is held by another: True when done."""
+        """Lock the client's rows in order until one is held by another.
+
+        Parameters
+        ----------
+        client : int
+            The client.
+
+        Returns
+        -------
+        bool
+            True when it holds all its rows; False when it waits for a row.
+        """
         rows = self.wanted[client]
         while rows:
             row = rows[0]
@@ -112,7 +134,18 @@ class RowLocks:
         return True
 
     def release(self, client: int) -> None:
-        """The client's rows go to their first waiters (appended to ``granted``)."""
+        """The client's rows go to their first waiters.
+
+        Parameters
+        ----------
+        client : int
+            The client whose commit is done, or a deadlock victim.
+
+        Returns
+        -------
+        None
+            The waiters given a row are appended to ``granted``.
+        """
         for row in self.held.get(client, []):
             queue = self.waiters.get(row)
             if not queue:

@@ -61,7 +61,6 @@ __all__ = [
     "bdp_bytes",
     "one_way_ms",
     "request_response_ms",
-    "slow_start_rounds",
     "socket_buffer_bytes_for",
 ]
 
@@ -127,15 +126,15 @@ def _check_window_params(mss_bytes: float, initial_window_segments: float, growt
         raise ValueError(f"growth must be > 1 (2 for Linux slow start), got {growth!r}")
 
 
-def _slow_start(
+def _slow_start_idle_ms(
     n_segments: FloatArray,
     first_window: FloatArray,
     cap_segments: FloatArray,
     growth: float,
     rtt_ms: FloatArray,
     segment_ms: FloatArray,
-) -> tuple[FloatArray, FloatArray]:
-    """Idle time waiting for ACKs [ms] and number of rounds, for broadcast inputs.
+) -> FloatArray:
+    """Idle time waiting for ACKs [ms], for broadcast inputs.
 
     Rounds at the cap repeat identically, so they are summed in closed form: the loop runs
     only while some window is still growing (log_growth(cap / first_window) rounds at most).
@@ -144,7 +143,6 @@ def _slow_start(
         n_segments.shape, first_window.shape, cap_segments.shape, rtt_ms.shape, segment_ms.shape
     )
     idle_ms = np.zeros(shape)
-    rounds = np.zeros(shape)
     sent = np.zeros(shape)
     active = np.ones(shape, dtype=bool)
     window = np.broadcast_to(np.minimum(first_window, cap_segments), shape)
@@ -158,15 +156,13 @@ def _slow_start(
             cap = np.where(capped, cap_segments, 1.0)  # finite where used
             left = np.ceil((n_segments - sent) / cap)
             idle_ms = idle_ms + np.where(capped, (left - 1.0) * stall_ms(cap), 0.0)
-            rounds = rounds + np.where(capped, left, 0.0)
             active = active & ~capped
         sent = sent + np.where(active, window, 0.0)
-        rounds = rounds + active
         more = active & (sent < n_segments)
         idle_ms = idle_ms + np.where(more, stall_ms(window), 0.0)
         active = more
         window = np.minimum(window * growth, cap_segments)
-    return idle_ms, rounds
+    return idle_ms
 
 
 def one_way_ms(
@@ -180,19 +176,32 @@ def one_way_ms(
     max_window_bytes: npt.ArrayLike | None = None,
     growth: float = SLOW_START_GROWTH,
 ) -> FloatArray | float:
-    """Time from the first byte sent to the last byte received [ms], loss-free.
+    """Time from the first byte sent to the last byte received, loss-free; inputs broadcast.
 
     Parameters
     ----------
-    size_bytes : message size on the wire [bytes]
-    rtt_ms : round trip of the path [ms], without queueing
-    bandwidth_mbps : bottleneck rate [Mbit/s]; None = unlimited
-    window : ``"cold"`` starts from the initial window (new or idle connection);
-        ``"warm"`` from ``max_window_bytes``, or a window that covers the BDP
-    mss_bytes : segment size [bytes]
-    initial_window_segments : initial congestion window [segments]
-    max_window_bytes : cap on the window [bytes] (receive buffer x usable fraction)
-    growth : window growth per round of slow start
+    size_bytes : array_like
+        Message size on the wire [bytes].
+    rtt_ms : array_like
+        Round trip of the path, without queueing [ms].
+    bandwidth_mbps : array_like, optional
+        Bottleneck rate [Mbit/s]; None is unlimited (no serialisation).
+    window : {"cold", "warm"}, default "cold"
+        ``"cold"`` starts from the initial window (a new or idle connection); ``"warm"``
+        from ``max_window_bytes``, or a window that covers the BDP.
+    mss_bytes : float, default MSS_BYTES
+        Segment size [bytes].
+    initial_window_segments : float, default INITIAL_WINDOW_SEGMENTS
+        Initial congestion window [segments].
+    max_window_bytes : array_like, optional
+        Cap on the window (receive buffer x usable fraction) [bytes]; None is no cap.
+    growth : float, default SLOW_START_GROWTH
+        Window growth per round of slow start [factor].
+
+    Returns
+    -------
+    float or ndarray
+        One-way time [ms]: a float for scalar inputs.
 
     >>> round(one_way_ms(1048576, 80.0, 1000.0), 1), round(one_way_ms(1048576, 80.0, 1000.0,
     ...     window="warm"), 1)
@@ -205,31 +214,18 @@ def one_way_ms(
     rtt = _array(rtt_ms, "rtt_ms", unit="ms")
     per_byte_ms = _ms_per_byte(bandwidth_mbps)
     cap = _window_cap_segments(max_window_bytes, mss_bytes)
-    return _one_way_ms(
-        size, rtt, per_byte_ms, cap, window, mss_bytes, initial_window_segments, growth
-    )
-
-
-def _one_way_ms(
-    size: FloatArray,
-    rtt: FloatArray,
-    per_byte_ms: FloatArray,
-    cap: FloatArray,
-    window: Literal["cold", "warm"],
-    mss_bytes: float,
-    initial_window_segments: float,
-    growth: float,
-) -> FloatArray | float:
-    """:func:`one_way_ms` of inputs already checked (and converted to arrays)."""
     base_ms = rtt / 2.0 + size * per_byte_ms
+    # An unlimited warm window sends everything in one round: nothing to wait for. Said
+    # here rather than by running the slow-start loop once: the engine maps every link's
+    # samples this way, and the loop's dozen array passes would outweigh the sum itself.
     if window == "warm" and np.all(np.isinf(cap)):
-        return _scalar_or_array(base_ms + np.zeros_like(cap))  # one round: nothing to wait for
+        return _scalar_or_array(base_ms + np.zeros_like(cap))
     n_segments = np.maximum(1.0, np.ceil(size / mss_bytes))
     if window == "warm":  # an unlimited warm window sends everything in the first round
         first = np.where(np.isinf(cap), n_segments, cap)
     else:
         first = np.full((), float(initial_window_segments))
-    idle_ms, _ = _slow_start(n_segments, first, cap, growth, rtt, mss_bytes * per_byte_ms)
+    idle_ms = _slow_start_idle_ms(n_segments, first, cap, growth, rtt, mss_bytes * per_byte_ms)
     return _scalar_or_array(base_ms + idle_ms)
 
 
@@ -247,12 +243,36 @@ def request_response_ms(
     max_window_bytes: npt.ArrayLike | None = None,
     growth: float = SLOW_START_GROWTH,
 ) -> FloatArray | float:
-    """Round trip of one transaction, request sent to response received [ms].
+    """Round trip of one transaction, request sent to response received; inputs broadcast.
 
-    ``window="new"`` is a fresh connection: one RTT of handshake, then cold windows (TLS
-    not modelled). ``in_flight`` transactions outstanding share the bandwidth (module
-    docstring): ``max(T_single, in_flight * max(request, response) / B)``, where B is also
-    capped by ``max_window_bytes / rtt_ms`` when a window cap is given.
+    Each direction is :func:`one_way_ms`. ``in_flight`` transactions outstanding share the
+    bandwidth (module docstring): ``max(T_single, in_flight * max(request, response) / B)``,
+    where B is also capped by ``max_window_bytes / rtt_ms`` when a window cap is given.
+
+    Parameters
+    ----------
+    request_bytes : array_like
+        Request size on the wire [bytes].
+    response_bytes : array_like
+        Response size on the wire [bytes].
+    rtt_ms : array_like
+        Round trip of the path, without queueing [ms].
+    bandwidth_mbps : array_like, optional
+        Bottleneck rate [Mbit/s]; None is unlimited.
+    window : {"warm", "cold", "new"}, default "warm"
+        Both directions warm or cold (:func:`one_way_ms`); ``"new"`` is a fresh connection:
+        one RTT of handshake, then cold windows (TLS not modelled).
+    server_time_ms : array_like, default 0.0
+        Time the server spends between request and response [ms].
+    in_flight : int, default 1
+        Transactions outstanding on the connection [count].
+    mss_bytes, initial_window_segments, max_window_bytes, growth
+        As in :func:`one_way_ms` ([bytes], [segments], [bytes], [factor]).
+
+    Returns
+    -------
+    float or ndarray
+        Round trip of the transaction [ms]: a float for scalar inputs.
 
     >>> round(request_response_ms(49152, 1024, 10.0, 1000.0), 2)
     10.4
@@ -264,28 +284,22 @@ def request_response_ms(
     if isinstance(in_flight, bool) or not isinstance(in_flight, int) or in_flight < 1:
         raise ValueError(f"in_flight must be an integer >= 1, got {in_flight!r}")
     server_ms = _array(server_time_ms, "server_time_ms", unit="ms")
-    rtt = _array(rtt_ms, "rtt_ms", unit="ms")  # checked once (a distribution's 20,000 atoms)
-    # the checks of one_way_ms, in its order, once for both legs
-    _check_window_params(mss_bytes, initial_window_segments, growth)
-    request = _array(request_bytes, "size_bytes", unit="bytes")
-    per_byte_ms = _ms_per_byte(bandwidth_mbps)
-    cap = _window_cap_segments(max_window_bytes, mss_bytes)
-    response = _array(response_bytes, "size_bytes", unit="bytes")
+    rtt = _array(rtt_ms, "rtt_ms", unit="ms")
     direction: Literal["cold", "warm"] = "warm" if window == "warm" else "cold"
     legs = [
         np.asarray(
-            _one_way_ms(
+            one_way_ms(
                 size,
                 rtt,
-                per_byte_ms,
-                cap,
-                direction,
-                mss_bytes,
-                initial_window_segments,
-                growth,
+                bandwidth_mbps,
+                window=direction,
+                mss_bytes=mss_bytes,
+                initial_window_segments=initial_window_segments,
+                max_window_bytes=max_window_bytes,
+                growth=growth,
             )
         )
-        for size in (request, response)
+        for size in (request_bytes, response_bytes)
     ]
     single_ms = legs[0] + server_ms + legs[1]
     if window == "new":
@@ -303,35 +317,20 @@ def request_response_ms(
     return _scalar_or_array(np.maximum(single_ms, in_flight * busiest_bytes * per_byte_ms))
 
 
-def slow_start_rounds(
-    size_bytes: npt.ArrayLike,
-    *,
-    mss_bytes: float = MSS_BYTES,
-    initial_window_segments: float = INITIAL_WINDOW_SEGMENTS,
-    growth: float = SLOW_START_GROWTH,
-    max_window_segments: npt.ArrayLike = math.inf,
-) -> npt.NDArray[np.int64] | int:
-    """Rounds (windows) needed to send ``size_bytes`` from a cold start.
-
-    >>> slow_start_rounds(14480), slow_start_rounds(16000), slow_start_rounds(1048576)
-    (1, 2, 7)
-    """
-    _check_window_params(mss_bytes, initial_window_segments, growth)
-    size = _array(size_bytes, "size_bytes", unit="bytes")
-    cap = np.asarray(max_window_segments, dtype=np.float64)
-    if not np.all(cap >= 1.0):
-        raise ValueError(f"max_window_segments must be >= 1, got {max_window_segments!r}")
-    n_segments = np.maximum(1.0, np.ceil(size / mss_bytes))
-    zero = np.zeros(())
-    _, rounds = _slow_start(
-        n_segments, np.full((), float(initial_window_segments)), cap, growth, zero, zero
-    )
-    counts = rounds.astype(np.int64)
-    return int(counts) if counts.ndim == 0 else counts
-
-
 def bdp_bytes(bandwidth_mbps: npt.ArrayLike, rtt_ms: npt.ArrayLike) -> FloatArray | float:
-    """Bandwidth-delay product [bytes]: what must be in flight to fill the path.
+    """Bandwidth-delay product: what must be in flight to fill the path.
+
+    Parameters
+    ----------
+    bandwidth_mbps : array_like
+        The path's rate [Mbit/s].
+    rtt_ms : array_like
+        Its round trip [ms].
+
+    Returns
+    -------
+    float or ndarray
+        The product [bytes].
 
     >>> bdp_bytes(1000.0, 80.0)  # 1 Gbit/s x 80 ms = 10 MB
     10000000.0
@@ -344,12 +343,26 @@ def bdp_bytes(bandwidth_mbps: npt.ArrayLike, rtt_ms: npt.ArrayLike) -> FloatArra
 def socket_buffer_bytes_for(
     bandwidth_mbps: npt.ArrayLike, rtt_ms: npt.ArrayLike, *, usable_fraction: float = 0.5
 ) -> npt.NDArray[np.int64] | int:
-    """Socket buffer [bytes] whose advertised window covers the BDP.
+    """Socket buffer whose advertised window covers the BDP.
 
     Linux advertises only part of a receive buffer as window: half with the classic
     ``tcp_adv_win_scale = 1``; newer kernels measure the ratio (Linux ip-sysctl:
     https://docs.kernel.org/networking/ip-sysctl.html), about 0.75 (an assumption, not a
     published figure). Compare with ``tcp_rmem[2]`` (6 MB by default).
+
+    Parameters
+    ----------
+    bandwidth_mbps : array_like
+        The path's rate [Mbit/s].
+    rtt_ms : array_like
+        Its round trip [ms].
+    usable_fraction : float, default 0.5
+        Share of the buffer advertised as window [fraction, in (0, 1]].
+
+    Returns
+    -------
+    int or ndarray of int64
+        Buffer size, rounded up [bytes].
 
     >>> socket_buffer_bytes_for(1000.0, 80.0)
     20000000
