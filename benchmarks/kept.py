@@ -15,7 +15,17 @@ as long as everything else stays the same.
 
 from __future__ import annotations
 
-__all__ = ["FIGURES", "KEEP_SHARE_MIN", "KEPT", "Bought", "Mechanism", "markdown", "measure"]
+__all__ = [
+    "FIGURES",
+    "KEEP_SHARE_MIN",
+    "KEPT",
+    "RECORDED",
+    "Bought",
+    "Mechanism",
+    "Recorded",
+    "markdown",
+    "measure",
+]
 
 import statistics
 import tempfile
@@ -93,6 +103,71 @@ KEPT: list[Mechanism] = [
 ]
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """A kept mechanism measured by hand when it was reviewed (issue 20), not re-run here:
+    switching it off needs a change to the code, not a flag."""
+
+    name: str
+    figure: str  # a key of FIGURES
+    with_it: str
+    without_it: str
+    share: str
+    how: str  # how it was measured
+
+
+RECORDED: list[Recorded] = [
+    Recorded(
+        "the garbage collector paused while the command imports (`advisor/cli/startup.py`)",
+        "cli",
+        "2.35x",
+        "2.90x",
+        "+23 %",
+        "25 alternating pairs against the bare imports, bytecode cached, a loaded host",
+    ),
+    Recorded(
+        "one round for an unlimited warm window (`model.tcp.one_way_ms`)",
+        "many_sites_time",
+        "1.15 s CPU",
+        "1.66 s CPU",
+        "+44 %",
+        "30 sites, 3 runs each; the engine runs on one thread, so CPU stands for the wall",
+    ),
+    Recorded(
+        "one shared array of probability levels per sample count (`model.rtt._even_probs`)",
+        "many_sites_rss",
+        "470 MB",
+        "535 MB",
+        "+14 %",
+        "30 sites, peak RSS of the process",
+    ),
+    Recorded(
+        "interpolated distributions read at levels sorted once (`model.rtt.quantiles_at`)",
+        "many_sites_time",
+        "0.08 s",
+        "0.47 s",
+        "about +28 % of the run",
+        "30 sites under cProfile: np.interp on 20,000 unsorted levels 4.9 ms, sorted 2.0 ms",
+    ),
+    Recorded(
+        "each draw's write-set size kept per sizes given and draws (`engine.workload`)",
+        "fleet",
+        "2.07 s",
+        "2.44 s",
+        "+18 %",
+        "CPU of 50 fleet topologies in one process (0.37 s of 2.44 s)",
+    ),
+    Recorded(
+        "plain decimals read by `scan.read_numbers`, not `np.loadtxt` (`measurements.samples`)",
+        "many_sites_time",
+        "1.51 s CPU",
+        "1.64 s CPU",
+        "+8.6 % (borderline: +12 % in a parse-only count, 0.42 against 0.60 s)",
+        "30 sites, CPU medians of 4 runs on a loaded host; to be measured again quietly",
+    ),
+]
+
+
 def measure(
     mechanisms: Sequence[Mechanism] = KEPT, sizes: speed.Sizes = speed.FULL
 ) -> list[Bought]:
@@ -122,7 +197,11 @@ def markdown(bought: Sequence[Bought]) -> str:
         "/ with: how much larger the guarded figure would be without it."
     )
     if not bought:
-        return intro + "\n\nNo mechanism is recorded yet (benchmarks/kept.py, `KEPT`).\n"
+        return (
+            intro
+            + "\n\nNo mechanism is measured in the run (benchmarks/kept.py, `KEPT`).\n"
+            + (_recorded())
+        )
     lines = [
         intro,
         "",
@@ -139,5 +218,25 @@ def markdown(bought: Sequence[Bought]) -> str:
         lines.append(
             f"| {m.name} | {figure} | {_value(b.with_it, m.unit)} "
             f"| {_value(b.without_it, m.unit)} | {b.share:+.1%} | {verdict} |"
+        )
+    return "\n".join(lines) + "\n" + _recorded()
+
+
+def _recorded(recorded: Sequence[Recorded] = RECORDED) -> str:
+    """The mechanisms measured by hand when they were reviewed: a table of its own."""
+    if not recorded:
+        return ""
+    lines = [
+        "",
+        "Measured by hand when each mechanism was reviewed (issue 20), not re-run here: "
+        "switching one off takes a change to the code.",
+        "",
+        "| mechanism | guarded figure | with it | without it | share | how measured |",
+        "| --- | --- | ---: | ---: | ---: | --- |",
+    ]
+    for r in recorded:
+        figure = FIGURES.get(r.figure, r.figure)
+        lines.append(
+            f"| {r.name} | {figure} | {r.with_it} | {r.without_it} | {r.share} | {r.how} |"
         )
     return "\n".join(lines) + "\n"

@@ -47,7 +47,8 @@ def test_smoke_runs_every_benchmark_and_writes_both_tables(tmp_path, calibration
     assert "issue 13" not in text and "pingparsing" not in text
     assert "| yardstick (same run) | ratio | guard |" in text
     kept_rows = text.split("### What a kept speed mechanism buys", 1)[1].split("## Fidelity")[0]
-    assert kept_rows.count("\n| ") == 2 + len(kept.KEPT)  # header, rule, one per mechanism
+    # header, rule and one row per mechanism measured in the run; then the recorded ones
+    assert kept_rows.count("\n| ") == 2 + len(kept.KEPT) + 2 + len(kept.RECORDED)
     assert "small topologies, `--format jsonl --jobs 2`" in text
     assert "`recommend()`, 4 sites, 6 links x 500 samples" in text
     assert "1,000 points on paris-frankfurt" in text
@@ -306,7 +307,8 @@ def test_kept_mechanisms_are_tabulated_with_the_share_they_buy():
         f"| cache C | {fleet} | - | - | - | not measured: ImportError: no module named "
         "advisor.cache |"
     ) in text
-    assert "No mechanism is recorded yet" in kept.markdown([])
+    assert "No mechanism is measured in the run" in kept.markdown([])
+    assert kept.markdown([]).count("\n| ") == 2 + len(kept.RECORDED)
 
 
 def test_many_sites_topology_has_every_pair_measured_above_the_physical_floor(tmp_path):
