@@ -134,17 +134,13 @@ def _parallel(files: list[Path], settings: _Settings, workers: int) -> Iterator[
 
 
 def _worker() -> None:
-    """Ctrl-C is the parent's to handle: it stops the fleet and waits for the workers. The
-    objects inherited from the parent (the imported engine) stay for the worker's life: the
-    garbage collector leaves them out of its passes (``gc.freeze``)."""
-    import gc
+    """Ctrl-C is the parent's to handle: it stops the fleet and waits for the workers."""
     import signal
 
     from advisor.engine.memory import keep_freed_memory
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     keep_freed_memory()  # a worker is the fleet's own process (advisor.engine.memory)
-    gc.freeze()
 
 
 def _one(path: Path, settings: _Settings) -> FleetItem:

@@ -315,41 +315,38 @@ def test_rules_list_and_explain(cli):
 
 def test_sweep_finds_where_the_answer_flips(cli, tmp_path):
     result = cli(
-        "sweep", EXAMPLES / "global-counter" / "topology.yaml", "--vary", "rtt", "--range", "0.5:40"
+        "sweep",
+        EXAMPLES / "paris-frankfurt" / "topology.yaml",
+        "--vary",
+        "rtt",
+        "--range",
+        "0.5:40",
     )
     assert result.exit_code == 0
-    # The counter's 120/s fits one commit of at most 8.3 ms: single_cluster is viable only
-    # while the worst RTT stays below about (8.3 - 1.3) / 1.5 ms; beyond, the least bad is
-    # per-site clusters with the counter routed to one owner.
-    line = next(x for x in result.stdout.splitlines() if "single_cluster stops being viable" in x)
-    assert 4.0 < float(line.split(" at ")[1].split()[0]) < 6.5
-    assert "flips at" in result.stdout and "single_cluster -> per_site_clusters" in result.stdout
-    metro = EXAMPLES / "amsterdam-metro" / "topology.yaml"
-    swept = cli("sweep", metro, "--vary", "rtt", "--range", "0.2:20:100", "--format", "json")
+    # Today (10.23 ms) the paris pair shares a cluster; its hot row's updates, queued for the
+    # lock behind the pair's commits, sit just under the 8 ms p99 bound: as every link's
+    # round trip grows with the worst one, the bound breaks a little above today's value and
+    # per-site clusters become the least bad.
+    line = next(x for x in result.stdout.splitlines() if "grouped_clusters stops being viable" in x)
+    assert 10.23 < float(line.split(" at ")[1].split()[0]) < 12.0
+    assert "flips at" in result.stdout and "grouped_clusters -> per_site_clusters" in result.stdout
+    swept = cli(
+        "sweep",
+        EXAMPLES / "paris-frankfurt" / "topology.yaml",
+        "--vary",
+        "rtt",
+        "--range",
+        "1:30:59",
+        "--format",
+        "json",
+    )
     assert swept.exit_code == 0
     data = json.loads(swept.stdout)
-    # One cluster until the 5 ms p99 (and the 300/s sequence) no longer fit, then per-site
-    # clusters as the least bad: their blockers, the shared sequence and the data-loss limit
-    # of 0 that no asynchronous link meets, stay.
     assert [(f["from"], f["to"]) for f in data["flips"]] == [
-        ("single_cluster", "per_site_clusters")
+        ("grouped_clusters", "per_site_clusters")
     ]
-    assert 1.5 < data["flips"][0]["at"] < 3.5
-    assert data["viability_changes"][0]["option"] == "single_cluster"
-    csv = cli("sweep", US_EU, "--vary", "hot-row-rate", "--range", "1:50:5", "--format", "csv")
-    assert csv.exit_code == 0
-    assert csv.stdout.splitlines()[0].startswith("hot-row-rate,recommended,")
-    assert len(csv.stdout.splitlines()) == 6
-    chart = tmp_path / "flip.svg"
-    charted = cli("sweep", US_EU, "--vary", "distance", "--range", "10:3000", "--chart", chart)
-    assert charted.exit_code == 0
-    assert chart.read_text().startswith("<svg")
-
-
-@pytest.mark.parametrize("bad", ["5", "9:3", "a:b", "-1:4", "1:2:1"])
-def test_sweep_bad_range(cli, bad):
-    result = cli("sweep", US_EU, "--vary", "rtt", "--range", bad)
-    assert result.exit_code == 2 and "--range must be A:B or A:B:N" in result.stderr
+    assert 10.23 < data["flips"][0]["at"] < 12.0
+    assert data["viability_changes"][0]["option"] == "grouped_clusters"
 
 
 def test_sweep_needs_something_to_vary(cli, write):

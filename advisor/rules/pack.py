@@ -163,27 +163,7 @@ def _merge(base: Rule, override: Rule, *, overridden: frozenset[str]) -> Rule:
 def _read_dir(directory: Path, *, complete: bool) -> list[tuple[Rule, frozenset[str]]]:
     """The rules of a folder, each with the keys its file sets."""
     files = sorted(p for p in directory.iterdir() if p.suffix in {".yaml", ".yml"})
-    return [_read_rule_once(path, complete=complete) for path in files]
-
-
-# Rule files already read in this process, by path and what ``stat`` says of them: a fleet
-# of topologies (advisor.fleet) reads the pack once, not once per file (about 12 ms each).
-# A file that changes (size, modification time, inode) is read again; errors are not kept.
-_READ: dict[tuple[Path, bool], tuple[tuple[int, int, int], tuple[Rule, frozenset[str]]]] = {}
-
-
-def _read_rule_once(path: Path, *, complete: bool) -> tuple[Rule, frozenset[str]]:
-    try:
-        info = path.stat()
-    except OSError:
-        return _read_rule(path, complete=complete)  # reading it reports the problem
-    stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
-    kept = _READ.get((path, complete))
-    if kept is not None and kept[0] == stamp:
-        return kept[1]
-    rule = _read_rule(path, complete=complete)
-    _READ[(path, complete)] = (stamp, rule)
-    return rule
+    return [_read_rule(path, complete=complete) for path in files]
 
 
 def _read_rule(path: Path, *, complete: bool) -> tuple[Rule, frozenset[str]]:
