@@ -179,14 +179,15 @@ def test_more_rtt_never_shortens_a_commit(data, factor):
 # far closer than that, and 1 % is allowed for what is left.
 SIMULATION_NOISE = 0.01
 
-# The model does not hold this property today (the cases below): the test is a strict xfail
-# until it does, and then it guards it. It stops at the first failing example, unshrunk
-# (shrinking the simulation's inputs takes minutes); --runxfail shows the example.
+# The model does not hold this property today: the cases pinned below fail, and are strict
+# xfails until they pass. The search for more cases is an xfail that may pass: whether it meets
+# one within its examples is not fixed (hypothesis' choices here vary from run to run), so
+# it is not strict; it stops at the first case, unshrunk (shrinking the simulation's inputs
+# takes minutes), and --runxfail shows it. Once the pinned cases pass, drop both marks.
 WINDOWS_FAIL = pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
-    reason="the closed loop gives fewer commits/s at some wider windows (see "
-    "test_a_wider_window_never_lowers_throughput_here for three cases)",
+    reason="the closed loop gives fewer commits/s at a wider window here",
 )
 
 
@@ -205,7 +206,12 @@ def throughput_per_s(data: dict[str, Any], send_window: int, user_window: int) -
     return throughput.commits_per_s
 
 
-@WINDOWS_FAIL
+@pytest.mark.xfail(
+    strict=False,
+    raises=AssertionError,
+    reason="the closed loop gives fewer commits/s at some wider windows: see the cases of "
+    "test_a_wider_window_never_lowers_throughput_here",
+)
 @settings(examples(ci=25), phases=(Phase.explicit, Phase.generate))
 @given(
     topologies(max_sites=3, clients=True),
