@@ -16,6 +16,36 @@ EXAMPLES = REPO / "examples"
 CALIBRATION = REPO / "benchmarks" / "calibration"  # a copy of the team's ../shared/calibration
 
 
+# Collecting the tests runs no engine: a module-level analysis (or one in a parametrize
+# list) would cost every run, even of one test, its seconds. Every evaluation goes through
+# Evaluator, so while pytest collects, making one is an error that names the culprit.
+_COLLECTING = {"now": False}
+
+
+def pytest_collectstart(collector: pytest.Collector) -> None:
+    _COLLECTING["now"] = True
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    _COLLECTING["now"] = False
+
+
+def _no_engine_while_collecting() -> None:
+    from advisor.engine.evaluator import Evaluator
+
+    made = Evaluator.__init__
+
+    def guarded(self: Evaluator, *args: object, **kwargs: object) -> None:
+        if _COLLECTING["now"]:
+            raise RuntimeError("a test module runs the engine while pytest collects: use a fixture")
+        made(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    Evaluator.__init__ = guarded  # type: ignore[method-assign]
+
+
+_no_engine_while_collecting()
+
+
 @pytest.fixture
 def write(tmp_path: Path) -> Callable[..., Path]:
     """``write(text, name="topology.yaml")`` dedents text into a file under tmp_path."""
