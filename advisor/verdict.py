@@ -381,8 +381,9 @@ LAB_LOCAL_COMMIT_MS: tuple[tuple[float, float], ...] = (
 # The commit of a cluster of an option under other write-set sizes (every given percentile
 # times a factor) and other provider options: writer site -> percentiles [ms].
 CommitAt = Callable[[ClusterEval, float, Mapping[str, OptionValue]], Mapping[str, Percentiles]]
-# Bisection steps on the write-set factor (log scale): 2^-12 of the searched span.
-_SIZE_STEPS = 12
+# Bisection steps on the write-set factor (log scale): 2^-9 of the searched span, under 2 %
+# from a 2 KB floor to 5 MB (the flip is said to two significant digits, rounded down).
+_SIZE_STEPS = 9
 
 
 @dataclass(frozen=True)
