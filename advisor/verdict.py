@@ -875,9 +875,11 @@ def _row_levers(
         for f in blockers(option, findings)
     )
     utilisation = rate / bound
-    # A row's remedies change the answer where a hot-row blocker is on it, or where the
-    # option stands and the row queues for its lock (HOT-ROW-QUEUE's utilisation).
-    queues = not option_blocked and utilisation >= inputs.queue_utilisation
+    # A row's remedies change the answer where a hot-row blocker is on it, or where the row
+    # queues for its lock (HOT-ROW-QUEUE's utilisation) and the option stands or only latency
+    # blocks it (a row's wait for its lock may be what breaks the commit SLO).
+    latency_only = all(_is_latency(f, rules) for f in blockers(option, findings))
+    queues = utilisation >= inputs.queue_utilisation and (not option_blocked or latency_only)
     if not (row_blocked or queues):
         return found
     calm = max(math.ceil(rate / (bound * inputs.queue_utilisation)), 1)
