@@ -227,7 +227,7 @@ def summary(
             f"{ARCHITECTURES[chosen.architecture].title} ({_groups(chosen)}), with "
             f"{len(blockers(chosen, findings))} blocker(s) left to resolve."
         )
-        remedies = _remedies(chosen, findings, rules, options, inputs)
+        remedies = _remedies(chosen, findings, rules, inputs)
         if remedies:
             parts.append(f"To make it viable: {'; '.join(remedies)}.")
     if commit:
@@ -241,7 +241,7 @@ def summary(
         reasons = blockers(other, findings)
         if reasons:
             rule_ids = sorted({f.rule for f in reasons})
-            needs = " and ".join(_needs(other, findings, rules, options, inputs))
+            needs = " and ".join(_needs(other, findings, rules, inputs))
             parts.append(
                 f"{other.architecture} is ruled out by {', '.join(rule_ids)}; "
                 f"it would take {needs}."
@@ -288,13 +288,12 @@ def _needs(
     option: Option,
     findings: Sequence[Finding],
     rules: Mapping[str, Rule],
-    options: Sequence[Option] = (),
     inputs: LeverInputs | None = None,
 ) -> list[str]:
     """What the option's blockers need, in words, cheapest first: for its latency blockers
     the levers that lift them (the quantity that binds, with its flip value), else the
     distinct kinds of remedy (a rule's own remedy where its cost is outside the scale)."""
-    lifted = _lever_phrases(option, findings, rules, options, inputs)
+    lifted = _lever_phrases(option, findings, rules, inputs)
     needs: list[str] = []
     for remedy, finding in _ranked_blockers(option, findings, rules):
         if lifted and _is_latency(finding, rules):
@@ -318,14 +317,13 @@ def _lever_phrases(
     option: Option,
     findings: Sequence[Finding],
     rules: Mapping[str, Rule],
-    options: Sequence[Option],
     inputs: LeverInputs | None,
 ) -> str:
-    """The levers that lift the option's latency and bandwidth blockers, in words: the
-    whole-option levers (at most two, "or"), else each blocked row's and link's first."""
+    """The levers that lift the option's latency blockers, in words: the two cheapest ways
+    to lift every latency limit at once ("or"); '' when none is known."""
     if inputs is None:
         return ""
-    found = levers(option, options, findings, rules, inputs)
+    found = levers(option, findings, rules, inputs)
     if not blockers(option, findings):
         return ""
     limits = _limits(option, inputs.topology, inputs.max_utilisation)
@@ -349,12 +347,11 @@ def _remedies(
     option: Option,
     findings: Sequence[Finding],
     rules: Mapping[str, Rule],
-    options: Sequence[Option] = (),
     inputs: LeverInputs | None = None,
 ) -> list[str]:
     """What would remove each blocker, in words, cheapest first, each once: the levers for
     latency blockers where they are known, else the rule's remedy."""
-    lifted = _lever_phrases(option, findings, rules, options, inputs)
+    lifted = _lever_phrases(option, findings, rules, inputs)
     found: list[str] = []
     for remedy, finding in _ranked_blockers(option, findings, rules):
         text = lifted if lifted and _is_latency(finding, rules) else remedy.text
@@ -523,7 +520,6 @@ def _is_latency(finding: Finding, rules: Mapping[str, Rule]) -> bool:
 
 def levers(
     option: Option,
-    options: Sequence[Option],
     findings: Sequence[Finding],
     rules: Mapping[str, Rule],
     inputs: LeverInputs,
@@ -1021,9 +1017,9 @@ def what_would_change(
     found: list[Lever] = []
     single = next((o for o in options if o.architecture == "single_cluster"), None)
     if single is not None and len(single.groups[0]) >= 2 and single.commit_latency_ms:
-        found += levers(single, options, findings, rules, inputs)
+        found += levers(single, findings, rules, inputs)
     if chosen is not None and chosen is not single and blockers(chosen, findings):
-        found += levers(chosen, options, findings, rules, inputs)
+        found += levers(chosen, findings, rules, inputs)
     local = _local_commit_lever(chosen, inputs) if chosen is not None else None
     if local is not None:
         found.append(local)
