@@ -603,6 +603,22 @@ def _rtt_lever(option: Option, limits: Sequence[_Limit], inputs: LeverInputs) ->
         if garbd is not None and garbd[1] > worst_ms
         else ""
     )
+    phrase = f"moving sites closer (worst round trip below {rtt:.1f} ms, now {worst_ms:.1f})"
+    measure = ""
+    estimated = [link for link in option.clusters[0].links if link.estimate is not None]
+    if estimated and not now_ok:
+        low = min(link.estimate.low_ms for link in estimated if link.estimate is not None)
+        high = max(link.estimate.high_ms for link in estimated if link.estimate is not None)
+        names = ", ".join(" - ".join(link.sites) for link in estimated)
+        measure = (
+            f" The round trips of {names} are estimates, anywhere from {low:.2f} ms (the fibre "
+            f"floor) to {high:.1f} ms: measure them before moving anything."
+        )
+        if low < rtt:  # the flip lies inside the estimates' range: a measurement may decide
+            phrase = (
+                f"measured round trips below {rtt:.1f} ms where {worst_ms:.1f} ms is estimated, "
+                f"or moving sites closer"
+            )
     return [
         Lever(
             option=option.architecture,
@@ -612,9 +628,9 @@ def _rtt_lever(option: Option, limits: Sequence[_Limit], inputs: LeverInputs) ->
             current=round(worst_ms, 2),
             message=(
                 f"{option.architecture} {change} {rtt:.1f} ms (now {worst_ms:.1f} ms){with_garbd}, "
-                f"limited by {reason}; {_distance_for(rtt)}."
+                f"limited by {reason}; {_distance_for(rtt)}.{measure}"
             ),
-            phrase=f"moving sites closer (worst round trip below {rtt:.1f} ms, now {worst_ms:.1f})",
+            phrase=phrase,
             change=abs(1.0 - factor),
             cost=REMEDIES["move_sites"][0],
         )
@@ -631,7 +647,7 @@ def _garbd_link(cluster: ClusterEval) -> tuple[str, float] | None:
     if not garbd:
         return None
     link = max(garbd, key=lambda item: float(item.rtt.quantile(0.5)))
-    return "-".join(link.sites), float(link.rtt.quantile(0.5))
+    return " - ".join(link.sites), float(link.rtt.quantile(0.5))
 
 
 def _garbd_lever(option: Option, limits: Sequence[_Limit], excess_ms: float) -> list[Lever]:

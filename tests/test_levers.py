@@ -175,7 +175,7 @@ def test_a_garbd_link_in_every_commit_is_the_lever_named():
     ) in result.summary
     # The RTT lever says the garbd link is in every commit too.
     rtt = change(result, "worst_link_rtt_ms")
-    assert rtt.current == 7.8 and "the garbd link a-w (12.3 ms now)" in rtt.message
+    assert rtt.current == 7.8 and "the garbd link a - w (12.3 ms now)" in rtt.message
     # Either side of the flip, as measured.
     assert option(garbd(round(lever.value - 0.1, 2)), "single_cluster").viable
     assert not option(garbd(round(lever.value + 0.1, 2)), "single_cluster").viable
@@ -291,3 +291,30 @@ def test_a_queued_row_under_a_latency_blocker_still_gets_its_remedies():
     assert single.blockers == ["COMMIT-LATENCY-SLO"]
     assert change(result, "hot_row_split:counter").value == 2
     assert change(result, "hot_row_batch_ms:counter").unit == "ms"
+
+
+def test_an_estimated_worst_link_is_told_to_be_measured_before_moving_sites():
+    # Three sites within 12 km by their coordinates alone: the distance fit puts them 7.6 ms
+    # apart, where the fibre floor is under 0.1 ms. The flip (an RTT below about 5.4 ms) lies
+    # inside the estimates' range: a measurement may decide it, before any move.
+    result = run(
+        """
+        name: metro-coordinates
+        requirements: {commit_latency_ms: {p99: 10}, survive: site}
+        sites:
+          - {name: a, location: {lat: 52.35, lon: 4.90}}
+          - {name: b, location: {lat: 52.30, lon: 4.95}}
+          - {name: c, location: {lat: 52.33, lon: 4.82}}
+        """
+    )
+    rtt = change(result, "worst_link_rtt_ms")
+    low = min(link.rtt_estimate_range_ms["low"] for link in result.links)
+    assert low < rtt.value < rtt.current
+    assert "are estimates, anywhere from" in rtt.message
+    assert "measure them before moving anything" in rtt.message
+    # The summary gives the flip as the message does (to 0.1 ms).
+    flip = rtt.message.split("drops below ")[1].split(" ms")[0]
+    assert (
+        f"it would take measured round trips below {flip} ms where {rtt.current:.1f} ms is "
+        f"estimated, or moving sites closer"
+    ) in result.summary
