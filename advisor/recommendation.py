@@ -6,21 +6,25 @@ from __future__ import annotations
 
 __all__ = [
     "build_recommendation",
+    "lever_inputs",
     "link_report",
     "recommend",
     "rtt_summary",
 ]
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from advisor import verdict
-from advisor.analysis import Analysis, analyse
+from advisor.analysis import SCREEN_DRAWS, Analysis, analyse
+from advisor.engine.evaluator import Evaluator
 from advisor.engine.evidence import LinkEvidence
-from advisor.engine.metrics import Option
-from advisor.engine.workload import WritesetSizes
+from advisor.engine.metrics import ClusterEval, Option, Percentiles
+from advisor.engine.workload import DEFAULT_WRITESET_BYTES, WritesetSizes, writeset_sizes
 from advisor.inputs.loading import LoadedTopology
+from advisor.inputs.topology import SizePercentiles
+from advisor.model.provider_options import OptionValue
 from advisor.model.rtt import RttDistribution
 from advisor.result import (
     Finding,
@@ -56,25 +60,76 @@ def build_recommendation(analysis: Analysis) -> Recommendation:
     topology = analysis.topology
     chosen, options, findings = analysis.chosen, analysis.options, analysis.findings
     sizes = analysis.writeset_bytes
+    inputs = lever_inputs(analysis)
     return Recommendation(
         topology=topology.name,
         architecture=chosen.architecture,
         groups=[list(g) for g in _with_arbitrators(chosen)],
         arbitrators=_arbitrators(chosen),
-        summary=verdict.summary(chosen, options, findings, analysis.rules),
+        summary=verdict.summary(chosen, options, findings, analysis.rules, inputs),
         findings=findings,
         links=[link_report(link, sizes) for link in analysis.links],
         hot_rows=_hot_rows(options),
         options=[_option_report(o, findings) for o in options],
         what_would_change=verdict.what_would_change(
-            topology,
-            options,
-            findings,
-            _single_cluster_lan_p50_ms(analysis),
-            analysis.worst_link_p50_ms,
-            analysis.rules["HOT-ROW-RATE"].parameters["max_utilisation"],
+            options, findings, analysis.rules, inputs, chosen
         ),
     )
+
+
+def lever_inputs(analysis: Analysis) -> verdict.LeverInputs:
+    """What the verdict's levers read of an analysis (:func:`advisor.verdict.levers`)."""
+
+    def parameter(rule_id: str, name: str, default: float) -> float:
+        rule = analysis.rules.get(rule_id)
+        return float(rule.parameters.get(name, default)) if rule else default
+
+    sizes = analysis.writeset_bytes
+    return verdict.LeverInputs(
+        topology=analysis.topology,
+        links=analysis.links,
+        lan_commit_p50_ms=_single_cluster_lan_p50_ms(analysis),
+        worst_link_p50_ms=analysis.worst_link_p50_ms,
+        writeset_p50_bytes=sizes.p50_bytes,
+        writeset_p99_bytes=sizes.p99_bytes,
+        max_utilisation=parameter("HOT-ROW-RATE", "max_utilisation", 1.0),
+        queue_utilisation=parameter("HOT-ROW-QUEUE", "min_utilisation", 0.5),
+        bandwidth_utilisation=parameter("BANDWIDTH", "max_utilisation", 0.7),
+        commit_at=_commit_at(analysis),
+    )
+
+
+def _commit_at(analysis: Analysis) -> verdict.CommitAt:
+    """One cluster's commit percentiles per writer site [ms] with every write-set percentile
+    times ``factor`` and these provider options over the topology's: the engine run again
+    on the grouping search's screen of draws, for the levers of the verdict."""
+    topology = analysis.topology
+
+    def commit_at(
+        cluster: ClusterEval, factor: float, provider_options: Mapping[str, OptionValue]
+    ) -> Mapping[str, Percentiles]:
+        workload = topology.workload
+        given = (
+            workload.writeset_bytes.given()
+            if workload.writeset_bytes
+            else {"p50": DEFAULT_WRITESET_BYTES.p50_bytes, "p99": DEFAULT_WRITESET_BYTES.p99_bytes}
+        )
+        scaled = SizePercentiles(**{k: max(v * factor, 1.0) for k, v in given.items()})
+        galera_settings = topology.galera.model_copy(
+            update={"provider_options": {**topology.galera.provider_options, **provider_options}}
+        )
+        changed = topology.model_copy(
+            update={
+                "workload": workload.model_copy(update={"writeset_bytes": scaled}),
+                "galera": galera_settings,
+            }
+        )
+        evaluator = Evaluator(
+            changed, analysis.links, writeset_bytes=writeset_sizes(changed), draws=SCREEN_DRAWS
+        )
+        return evaluator.cluster(cluster.sites).commit_by_site_ms
+
+    return commit_at
 
 
 def _single_cluster_lan_p50_ms(analysis: Analysis) -> float:

@@ -136,13 +136,17 @@ class HotRowReport(_Out):
 
 
 class WhatIf(_Out):
-    """A threshold at which the answer changes."""
+    """A threshold at which the answer changes: the quantity that binds and its flip value."""
 
     quantity: str
     value: float
     unit: str
     current: float | None = None
     message: str
+    # The option whose verdict it changes, and what to apply where it is a remedy the
+    # application or the configuration takes (a SQL pattern, provider options).
+    option: Architecture | None = None
+    example: str | None = None
 
 
 class Recommendation(_Out):

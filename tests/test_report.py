@@ -23,6 +23,8 @@ from advisor.documents.filters import commented, md, ms, mysql_str, rate, size, 
 from advisor.documents.render import Limits, render_documents, write_documents
 from advisor.errors import AdvisorError
 from advisor.inputs.loading import parse_topology
+from advisor.recommendation import build_recommendation
+from advisor.text.report import render_recommendations
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "examples").glob("*/topology.yaml"))
@@ -301,3 +303,23 @@ def test_escaping_filters() -> None:
         "# word word word word",
         "#   word word word word",
     ]
+
+
+def test_a_hot_rows_levers_reach_every_document_escaped(write: Callable[..., Path]) -> None:
+    # A row far over its bound under single_cluster: its split (with the SQL pattern) and its
+    # batching are in what would change the answer, its name escaped in each format.
+    text = (
+        SMALL
+        + """
+workload:
+  hot_rows: [{name: "t <b>[x](y)</b>", updates_per_s: 500, writer_sites: [a]}]
+"""
+    )
+    analysis = analyse(write(text))
+    files = render_documents(analysis)
+    assert "Split into" in files["design.html"] and "SELECT SUM(n)" in files["design.html"]
+    assert "<b>" not in files["design.html"] and "&lt;b&gt;" in files["design.html"]
+    assert "Split into" in files["design.md"] and "[x](y)" not in files["design.md"]
+    report = render_recommendations([build_recommendation(analysis)], "text")
+    section = report.split("What would change the answer")[1]
+    assert "Split into" in section and "batch the updates" in section

@@ -246,3 +246,36 @@ def test_a_hot_row_adds_its_bound_and_the_tighter_limit_binds():
     assert row.message == (
         'single_cluster carries "h" up to 89.9 updates/s (one per 11.1 ms commit); it needs 40/s.'
     )
+
+
+def test_a_ruled_out_option_is_told_its_lever_and_flip_value():
+    # SINGLE breaks a p99 SLO of 8 ms at 12.04 ms, LAN base 1.3017 ms, worst link 10 ms:
+    # (8 - 1.3017) / (12.04 - 1.3017) = 0.62377 of every RTT, 6.24 ms on the worst link.
+    rules = load_rules()
+    topology = parse_topology(
+        "name: t\nrequirements: {commit_latency_ms: {p99: 8}}\nsites: [{name: a}, {name: b}]\n"
+    ).topology
+    inputs = verdict.LeverInputs(topology, lan_commit_p50_ms=1.3017, worst_link_p50_ms=10.0)
+    findings = [blocker("COMMIT-LATENCY-SLO", "single_cluster")]
+    text = verdict.summary(PER_SITE, [SINGLE, PER_SITE], findings, rules, inputs)
+    assert (
+        "single_cluster is ruled out by COMMIT-LATENCY-SLO; it would take moving sites closer "
+        "(worst round trip below 6.2 ms, now 10.0)."
+    ) in text
+    (lever,) = verdict.what_would_change([SINGLE, PER_SITE], findings, rules, inputs, PER_SITE)
+    assert (lever.quantity, lever.value, lever.current) == ("worst_link_rtt_ms", 6.24, 10.0)
+    assert lever.option == "single_cluster"
+
+
+def test_without_a_round_trip_that_meets_it_the_rtt_is_no_lever():
+    # A limit below the LAN part: no RTT meets it, and nothing else is known to: the kind of
+    # remedy in words, as without inputs.
+    rules = load_rules()
+    topology = parse_topology(
+        "name: t\nrequirements: {commit_latency_ms: {p99: 1}}\nsites: [{name: a}, {name: b}]\n"
+    ).topology
+    inputs = verdict.LeverInputs(topology, lan_commit_p50_ms=1.3017, worst_link_p50_ms=10.0)
+    findings = [blocker("COMMIT-LATENCY-SLO", "single_cluster")]
+    assert verdict.what_would_change([SINGLE, PER_SITE], findings, rules, inputs) == []
+    text = verdict.summary(PER_SITE, [SINGLE, PER_SITE], findings, rules, inputs)
+    assert "it would take moving sites closer." in text

@@ -401,8 +401,18 @@ class Workload(_Model):
     clients: Clients | None = None
     # Extension: a commit on a lone node, without replication [ms] (certification, binlog,
     # InnoDB flush). Default 1.0 ms, from this project's lab (the ``notes`` of
-    # benchmarks/calibration/lab-galera.yaml).
-    local_commit_ms: Annotated[float, Field(ge=0.001, le=1e6)] | None = None
+    # benchmarks/calibration/lab-galera.yaml); large write sets cost far more (FORMAT.md).
+    local_commit_ms: Annotated[float, Field(ge=0.001, le=1e6)] | None = Field(
+        default=None,
+        description=(
+            "The local work of one commit on a node alone, without replication [ms]: "
+            "certification, binlog, InnoDB; added to every commit. Default 1 ms, a small "
+            "write set's. Large write sets cost more: the project's lab measured about 10 ms "
+            "at 200 KB, 35 ms at 790 KB and 124 ms at 3.2 MB with no network delay "
+            "(benchmarks/calibration/lab-runs.yaml, large-writeset-local-rtt0). Measure it "
+            "as the commit latency of the workload's transactions on one node alone."
+        ),
+    )
     # Extension: the data a node holds [bytes], for the state-transfer times of the design
     # document (a full copy over each WAN link). Optional.
     dataset_bytes: Annotated[float, Field(ge=0, le=1e16)] | None = None
