@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from advisor.rules.pack import RulesDirs
 
 # Files handed to a worker at once: few enough to keep every core busy to the end, enough
-# to amortise a round trip through the pool (a small topology takes about 50 ms of CPU).
+# to amortise a round trip through the pool (a small topology takes tens of ms of CPU).
 _CHUNK_FILES = 4
 
 

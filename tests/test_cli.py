@@ -362,7 +362,7 @@ def test_collect_rejects_a_bad_duration(cli):
 
 def test_shell_completion_script(cli):
     result = cli("--show-completion", "bash")
-    assert result.exit_code == 0 and "complete" in result.stdout
+    assert result.exit_code == 0 and "complete" in result.stdout, (result.output, result.exception)
 
 
 def test_python_dash_m_and_help_work_as_a_process():

@@ -4,11 +4,11 @@ numpy allocates a fresh array for every operation, and the engine's arrays are m
 link's 20,000 samples or draws (80 to 160 KB). glibc serves blocks of more than 128 KB with
 ``mmap`` (the threshold rises only to the largest block freed so far) and hands the top of
 its heap back to the system once twice that much is free there; either way the next array
-lands on new pages, which the kernel must fault in and zero. In the 30-site benchmark that
-was 373,000 page faults and 1.1 s of system time for 3 s of work; keeping blocks below
-32 MB on the heap and up to 256 MB free at its top left 145,000 (the memory the analysis
-really holds) and 0.65 s, the peak RSS unchanged (563 MB). See mallopt(3) and the glibc
-manual, "Memory Allocation Tunables".
+lands on new pages, which the kernel must fault in and zero: system time the analysis did
+not need. Keeping blocks below 32 MB on the heap and up to 256 MB free at its top reuses
+them instead, the peak memory unchanged; what that buys the 30-site guard is measured by
+``python -m benchmarks`` (BENCHMARKS.md, "What a kept speed mechanism buys"). See mallopt(3)
+and the glibc manual, "Memory Allocation Tunables".
 
 The settings are the process's: they apply to whatever else the process runs, and it keeps
 up to 256 MB it freed rather than returning it. So the library does not set them on its own:

@@ -7,10 +7,9 @@ by :mod:`advisor.inputs.loading`, which maps pydantic's error locations back to 
 
 Annotations are real objects, not strings (no ``from __future__ import annotations``): every
 ``advisor recommend`` builds these models, and pydantic would compile and evaluate each of
-some 90 strings first: building them and :mod:`advisor.result`'s took 29 ms with strings,
-25 ms without (median of 15 paired runs on a loaded machine, 2026-11-22). Deferring the
-builds (``defer_build``) costs more: a model a run also uses alone (``Percentiles.given()``
-dumps one) is built twice.
+some 90 annotation strings first. Deferring the builds (``defer_build``) is not used
+either: a model a run also uses alone (``Percentiles.given()`` dumps one) would be built
+twice.
 """
 
 __all__ = [

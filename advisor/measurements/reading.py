@@ -174,8 +174,8 @@ def _read_bytes(path: Path, max_bytes: int, source: str) -> bytes:
         with open_regular(path) as handle:
             info = os.fstat(handle.fileno())
             _check_regular(info, max_bytes, source)  # swapped since?
-            # Its size and one byte more: a read of max_bytes + 1 allocates that much first
-            # (200 MB by default: 0.1 to 0.3 ms a file against 35 us); more only if it grew.
+            # Its size and one byte more: a read of max_bytes + 1 would allocate that much
+            # first (200 MB by default) for every file; more only if it grew.
             data = handle.read(info.st_size + 1)
             if len(data) > info.st_size:
                 data += handle.read(max_bytes + 1 - len(data))
