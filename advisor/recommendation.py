@@ -177,7 +177,7 @@ def _option_report(option: Option, findings: Sequence[Finding]) -> OptionReport:
         },
         throughput=throughput,
         survives_site_loss=survives,
-        data_at_risk_s=None if at_risk_s is None else round(at_risk_s, 4),
+        data_at_risk_s=None if at_risk_s is None else round(at_risk_s, 7),  # 0.1 us, as ms
         failover_rpo_ms=None if rpo_ms is None else round(rpo_ms, 3),
         failover_rto_s=None if rto_s is None else round(rto_s, 1),
         data_at_risk_unbounded=option.data_at_risk_s is not None and at_risk_s is None,

@@ -70,6 +70,7 @@ from advisor.model import galera, physics, pipeline
 from advisor.model.provider_options import OptionValue
 from advisor.result import Finding, WhatIf
 from advisor.rules.pack import Rule
+from advisor.units import ms_text
 from advisor.vocabulary import ARCHITECTURES, Architecture
 
 
@@ -232,8 +233,8 @@ def summary(
             parts.append(f"To make it viable: {'; '.join(remedies)}.")
     if commit:
         parts.append(
-            f"Commits take about {commit['p50']:.1f} ms at the median and "
-            f"{commit['p99']:.1f} ms at p99 at the slowest writing site."
+            f"Commits take about {ms_text(commit['p50'])} at the median and "
+            f"{ms_text(commit['p99'])} at p99 at the slowest writing site."
         )
     for other in options:
         if other is chosen:
@@ -258,7 +259,7 @@ def summary(
             )
     if chosen.data_at_risk_s is not None:
         at_risk = (
-            f"about {chosen.data_at_risk_s * 1000:.0f} ms"
+            f"about {ms_text(chosen.data_at_risk_s * 1000)}"
             if math.isfinite(chosen.data_at_risk_s)
             else "an unbounded backlog"
         )

@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "advisor"
 # Bottom first. A module's layer is its package (advisor/engine/x.py -> "engine"), or its
 # own name for the modules at the top level.
 LAYERS = [
-    {"errors", "result", "vocabulary", "_lazy", "safe_write", "names"},
+    {"errors", "result", "vocabulary", "_lazy", "safe_write", "names", "units"},
     {"model"},
     {"measurements"},
     {"inputs"},

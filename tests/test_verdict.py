@@ -169,9 +169,9 @@ def test_summary_of_a_non_viable_choice_says_what_would_make_it_viable():
         "No option meets every requirement. The least bad is a Galera cluster in each site, "
         "linked by asynchronous replication with ProxySQL in front (a; b), with 1 blocker(s) "
         f"left to resolve. To make it viable: {remedy}. "
-        "Commits take about 1.3 ms at the median and 1.8 ms at p99 at the slowest writing "
+        "Commits take about 1.30 ms at the median and 1.75 ms at p99 at the slowest writing "
         "site. single_cluster is ruled out by COMMIT-LATENCY-SLO; it would take moving sites "
-        "closer. On losing a site, about 41 ms of recent commits may be lost (asynchronous "
+        "closer. On losing a site, about 41.0 ms of recent commits may be lost (asynchronous "
         "links)."
     )
 

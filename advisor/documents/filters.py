@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from advisor.text.escape import markdown_inline
+from advisor.units import ms_text
 from advisor.vocabulary import ARCHITECTURES
 
 _WHITESPACE = re.compile(r"\s+")
@@ -27,13 +28,7 @@ def ms(value: float | None, digits: int | None = None) -> str:
         return "n/a"
     if digits is not None:
         return f"{value:.{digits}f} ms"
-    if value >= 100:
-        return f"{value:,.0f} ms"
-    if value >= 10:
-        return f"{value:.1f} ms"
-    if value >= 1:
-        return f"{value:.2f} ms"
-    return f"{value:.3f} ms"
+    return ms_text(value)
 
 
 def rate(value: float | None) -> str:

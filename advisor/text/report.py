@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 from advisor.result import Finding, OptionReport, Recommendation
 from advisor.text.escape import markdown_inline, terminal
+from advisor.units import ms_number, ms_text
 from advisor.vocabulary import severity_rank
 
 
@@ -98,15 +99,14 @@ def _ms(values: dict[str, float], key: str) -> str:
     """Milliseconds with the precision that matters: 0.47, 9.76, 15.5, 102."""
     if key not in values:
         return "-"
-    value = values[key]
-    return f"{value:.2f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:.0f}"
+    return ms_number(values[key])
 
 
 def _options(options: Sequence[OptionReport], markdown: bool) -> str:
     rows = []
     for o in options:
         throughput = f"{o.throughput.commits_per_s:.0f}" if o.throughput else "-"
-        risk = f"{o.data_at_risk_s * 1000:.0f} ms" if o.data_at_risk_s is not None else "0"
+        risk = ms_text(o.data_at_risk_s * 1000) if o.data_at_risk_s is not None else "0"
         risk = "unbounded" if o.data_at_risk_unbounded else risk
         rows.append(
             [
