@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from advisor.engine.evidence import LinkEvidence
+from advisor.engine.memo import Memo
 from advisor.engine.metrics import AsyncLink
 from advisor.engine.workload import WritesetSizes
 from advisor.inputs.topology import Topology
@@ -48,10 +49,11 @@ def channels(
     groups: Sequence[tuple[str, ...]],
     link: Callable[[str, str], LinkEvidence],
     load: ChannelLoad,
+    memo: Memo,
 ) -> tuple[AsyncLink, ...]:
     """One channel between every two of ``groups`` (clusters by index)."""
     return tuple(
-        channel((i, j), groups[i], groups[j], link, load)
+        channel((i, j), groups[i], groups[j], link, load, memo)
         for i in range(len(groups))
         for j in range(i + 1, len(groups))
     )
@@ -63,13 +65,24 @@ def channel(
     target: Sequence[str],
     link: Callable[[str, str], LinkEvidence],
     load: ChannelLoad,
+    memo: Memo,
 ) -> AsyncLink:
     """The channel between clusters ``source`` and ``target`` over their nearest pair (the
     lowest RTT p50): its RTT and lag percentiles [ms], the p99 lag's terms [ms] and the
-    share of the link's bandwidth the replicated bytes use."""
+    share of the link's bandwidth the replicated bytes use. Once per analysis for a link:
+    the grouping search asks for the same channel in many partitions."""
     pairs = [(a, b) for a in source for b in target]
     a, b = min(pairs, key=lambda p: link(*p).rtt_p50_ms)
     over = link(a, b)
+    key = (clusters, over)
+    if key not in memo.channels:
+        memo.channels[key] = _channel(clusters, (a, b), over, load)
+    return memo.channels[key]
+
+
+def _channel(
+    clusters: tuple[int, int], sites: tuple[str, str], over: LinkEvidence, load: ChannelLoad
+) -> AsyncLink:
     rtt_ms = {"p50": over.rtt_p50_ms, "p99": float(over.rtt.quantile(0.99))}
     parts = {
         key: replication.lag_parts_ms(
@@ -86,7 +99,7 @@ def channel(
     p99 = parts["p99"]
     return AsyncLink(
         clusters,
-        (a, b),
+        sites,
         rtt_ms,
         {k: float(v.total_ms) for k, v in parts.items()},
         {

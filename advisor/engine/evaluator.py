@@ -113,7 +113,7 @@ class Evaluator:
             for row in self.topology.workload.hot_rows
             if any(self._owner(row) in g for g in groups)
         )
-        links = channels(groups, self.pairs.link, self._load)
+        links = channels(groups, self.pairs.link, self._load, self._memo)
         return Option(
             architecture,
             groups,
@@ -136,7 +136,7 @@ class Evaluator:
         inside = {s for g in groups for s in g}
         outside = tuple(s for s in self.data_sites if s not in inside)
         to_outside = tuple(
-            channel((i, len(groups)), g, outside, self.pairs.link, self._load)
+            channel((i, len(groups)), g, outside, self.pairs.link, self._load, self._memo)
             for i, g in enumerate(groups)
             if outside
         )
