@@ -18,6 +18,7 @@ from __future__ import annotations
 
 __all__ = ["LowerBound", "MeasuredPath", "measured_lower_bounds", "measured_paths"]
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import pairwise
@@ -122,8 +123,18 @@ def measured_lower_bounds(
     >>> round(found.bound_ms, 2), found.sites, found.pivot
     (9.29, ('paris-2', 'paris-1', 'frankfurt'), 'paris-1')
     """
+    import networkx as nx
+
     graph = _graph(measured_p50_ms)
-    best = measured_paths(measured_p50_ms)
+
+    @functools.cache
+    def paths_from(k: str) -> dict[str, list[str]]:
+        # One shortest-path tree per pivot, shared by every pair that uses it.
+        return dict(nx.single_source_dijkstra_path(graph, k, weight="p50_ms"))
+
+    def path(sites: list[str]) -> MeasuredPath:
+        legs_ms = tuple(float(graph.edges[u, v]["p50_ms"]) for u, v in pairwise(sites))
+        return MeasuredPath(fsum(legs_ms), tuple(sites), legs_ms)
 
     def lower(a: str, b: str) -> LowerBound | None:
         if a == b or a not in graph or b not in graph or graph.has_edge(a, b):
@@ -134,15 +145,14 @@ def measured_lower_bounds(
                 near_ms = float(graph.edges[end, k]["p50_ms"])
                 candidates = []
                 if graph.has_edge(k, other):
-                    direct_ms = float(graph.edges[k, other]["p50_ms"])
-                    direct = MeasuredPath(direct_ms, (k, other), (direct_ms,))
-                    candidates.append((direct_ms - near_ms, direct))
-                far = best(k, other)
-                if far is not None:
+                    direct = path([k, other])
+                    candidates.append((direct.bound_ms - near_ms, direct))
+                if k != other and other in paths_from(k):
+                    far = path(paths_from(k)[other])
                     candidates.append((near_ms - far.bound_ms, far))
-                for bound_ms, path in candidates:
+                for bound_ms, via in candidates:
                     if bound_ms > 0 and (found is None or bound_ms > found.bound_ms):
-                        found = LowerBound(bound_ms, end, near_ms, path)
+                        found = LowerBound(bound_ms, end, near_ms, via)
         return found
 
     return lower
