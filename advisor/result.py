@@ -81,8 +81,9 @@ class LinkReport(_Out):
     writeset_rtt_ms: dict[str, float] = {}
     writeset_rtt_source: Source | None = None
     # An estimated link only (None when measured): where its small-message RTT p50 may lie,
-    # {"low": the physical floor, "high": twice the fit or the best measured path if
-    # shorter} [ms], and the estimate's basis in words ("via paris-1: 0.47 + 9.76 ms ...").
+    # {"low": the physical floor or the triangle over measured links, "high": the band's
+    # scatter over the fit or the best measured path} [ms], and the estimate's basis in
+    # words ("via paris-1: 0.47 + 9.76 ms ...").
     rtt_estimate_range_ms: dict[str, float] | None = None
     rtt_estimate_basis: str | None = None
 

@@ -607,15 +607,16 @@ def _rtt_lever(option: Option, limits: Sequence[_Limit], inputs: LeverInputs) ->
     phrase = f"moving sites closer (worst round trip below {rtt:.1f} ms, now {worst_ms:.1f})"
     measure = ""
     estimated = [link for link in option.clusters[0].links if link.estimate is not None]
-    if estimated and not now_ok:
+    if estimated:
         low = min(link.estimate.low_ms for link in estimated if link.estimate is not None)
         high = max(link.estimate.high_ms for link in estimated if link.estimate is not None)
         names = ", ".join(" - ".join(link.sites) for link in estimated)
+        action = "before moving anything" if not now_ok else "before relying on it"
         measure = (
-            f" The round trips of {names} are estimates, anywhere from {low:.2f} ms (the fibre "
-            f"floor) to {high:.1f} ms: measure them before moving anything."
+            f" The round trips of {names} are estimates, anywhere from {low:.2f} to "
+            f"{high:.1f} ms: measure them {action}."
         )
-        if low < rtt:  # the flip lies inside the estimates' range: a measurement may decide
+        if not now_ok and low < rtt:  # the flip lies inside the estimates' range
             phrase = (
                 f"measured round trips below {rtt:.1f} ms where {worst_ms:.1f} ms is estimated, "
                 f"or moving sites closer"
@@ -1128,15 +1129,13 @@ def _local_commit_lever(chosen: Option, inputs: LeverInputs) -> Lever | None:
 def _distance_for(rtt_ms: float) -> str:
     """How far apart sites may be for a round trip, on a typical path and at best."""
     at_best = float(physics.max_distance_km(rtt_ms, "fiber"))
-    typical = (rtt_ms - physics.ESTIMATE_FIXED_OVERHEAD_MS) / physics.ESTIMATE_ROUTE_FACTOR
-    if typical <= 0:
+    km = float(physics.typical_distance_km(rtt_ms))
+    if km <= 0:
         return (
-            f"that needs a private metro path: the {physics.ESTIMATE_FIXED_OVERHEAD_MS:g} ms "
-            f"overhead of a typical provider path alone exceeds it (physics allows up to "
+            f"that needs a private path: no typical path is that fast (physics allows up to "
             f"{at_best:.0f} km of fibre)"
         )
-    km = float(physics.max_distance_km(typical, "fiber"))
-    return f"on a typical fibre path that is about {km:.0f} km (at best {at_best:.0f} km)"
+    return f"on a typical path that is about {km:.0f} km (at best {at_best:.0f} km)"
 
 
 def scaled_latency_ms(

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
-from benchmarks import fidelity, kept, speed
+from benchmarks import estimates, fidelity, kept, speed
 from benchmarks.cases import rows
 
 REPO = Path(__file__).resolve().parents[1]
@@ -117,12 +117,13 @@ def document(
     host: dict[str, str],
     *,
     kept_section: str = "",
+    estimates_section: str = "",
     when: datetime.datetime,
     commit: str,
     elapsed_s: float,
 ) -> str:
     """BENCHMARKS.md: machine, speed table (and where to look for a missed guard), what the
-    kept speed mechanisms buy, fidelity table, how to rerun."""
+    kept speed mechanisms buy, fidelity table, estimates from coordinates, how to rerun."""
     missed = [f for f in figures if f.met is False]
     lines = [
         "# Benchmarks",
@@ -180,6 +181,10 @@ def document(
         "",
         fidelity_section.rstrip(),
         "",
+    ]
+    if estimates_section:
+        lines += ["## Estimates from coordinates", "", estimates_section.rstrip(), ""]
+    lines += [
         "## Reproduce",
         "",
         "```sh",
@@ -221,6 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         fidelity_section,
         machine(),
         kept_section=kept.markdown(bought),
+        estimates_section=estimates.markdown(),
         when=datetime.datetime.now(datetime.UTC),
         commit=_commit(),
         elapsed_s=time.perf_counter() - start,

@@ -32,6 +32,7 @@ def test_smoke_runs_every_benchmark_and_writes_both_tables(tmp_path, calibration
         "### What a kept speed mechanism buys",
         "## Fidelity",
         "### Out of sample",
+        "## Estimates from coordinates",
         "## Reproduce",
     ):
         assert heading in text

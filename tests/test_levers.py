@@ -294,10 +294,10 @@ def test_a_queued_row_under_a_latency_blocker_still_gets_its_remedies():
     assert change(result, "hot_row_batch_ms:counter").unit == "ms"
 
 
-def test_an_estimated_worst_link_is_told_to_be_measured_before_moving_sites():
-    # Three sites within 12 km by their coordinates alone: the distance fit puts them 7.6 ms
-    # apart, where the fibre floor is under 0.1 ms. The flip (an RTT below about 5.4 ms) lies
-    # inside the estimates' range: a measurement may decide it, before any move.
+def test_an_estimated_metro_is_one_cluster_and_told_to_measure_its_links():
+    # Three sites within 12 km by their coordinates alone: a private metro path, about
+    # 0.7 ms, one cluster. The SLO would break above about 2.9 ms, inside the estimates'
+    # range (up to about 5 ms): the lever says to measure the links before relying on it.
     result = run(
         """
         name: metro-coordinates
@@ -308,14 +308,11 @@ def test_an_estimated_worst_link_is_told_to_be_measured_before_moving_sites():
           - {name: c, location: {lat: 52.33, lon: 4.82}}
         """
     )
+    assert result.architecture == "single_cluster"
+    assert result.summary.startswith("Every round trip here is estimated from distance")
     rtt = change(result, "worst_link_rtt_ms")
-    low = min(link.rtt_estimate_range_ms["low"] for link in result.links)
-    assert low < rtt.value < rtt.current
+    high = max(link.rtt_estimate_range_ms["high"] for link in result.links)
+    assert rtt.current < rtt.value < high
     assert "are estimates, anywhere from" in rtt.message
-    assert "measure them before moving anything" in rtt.message
-    # The summary gives the flip as the message does (to 0.1 ms).
-    flip = rtt.message.split("drops below ")[1].split(" ms")[0]
-    assert (
-        f"it would take measured round trips below {flip} ms where {rtt.current:.1f} ms is "
-        f"estimated, or moving sites closer"
-    ) in result.summary
+    assert "measure them before relying on it" in rtt.message
+    assert "on a typical path that is about" in rtt.message

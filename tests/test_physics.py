@@ -60,9 +60,62 @@ def test_light_speed_fraction_and_max_distance_invert_the_floor():
     assert physics.max_distance_km(floor, "fiber") == pytest.approx(480)
 
 
-def test_estimate_uses_the_two_term_cloud_fit():
-    # 7.5 ms + 1.39 * (2 * 1000 / 204.19) = 7.5 + 13.615 = 21.11 ms
-    assert physics.estimated_rtt_ms(1000) == pytest.approx(21.115, abs=0.01)
+def test_the_backbone_estimate_is_overhead_plus_stretched_floor():
+    # 1,000 km without coordinates: 3.6 ms + 2.18 * (2 * 1000 / 204.19) = 3.6 + 21.353 =
+    # 24.95 ms; between Europe and North America the stretch is 1.60: 3.6 + 15.672 = 19.27 ms.
+    assert physics.estimated_rtt_ms(1000) == pytest.approx(24.953, abs=0.01)
+    assert physics.estimated_rtt_ms(1000, ("EU", "NA")) == pytest.approx(19.272, abs=0.01)
+    assert physics.estimate_parts_ms(1000) == pytest.approx((3.6, 21.353), abs=1e-3)
+
+
+def test_under_100_km_a_private_metro_path_well_under_3_ms():
+    # 12 km: 0.5 + 2.18 * 0.1175 = 0.756 ms; just under 100 km: 0.5 + 2.18 * 0.979 = 2.64 ms.
+    assert physics.estimated_rtt_ms(12) == pytest.approx(0.7562, abs=1e-3)
+    assert physics.estimated_rtt_ms(99.99) == pytest.approx(2.635, abs=1e-3)
+    assert physics.distance_band(99.99) == "metro" and physics.distance_band(100) == "backbone"
+    # The range admits the public Internet's scatter: up to 7.34 x the estimate.
+    estimate, low, high = physics.estimate_range_ms(12)
+    assert (estimate, low, high) == pytest.approx((0.7562, 0.1175, 5.551), abs=1e-3)
+
+
+def test_beyond_6000_km_the_route_between_regions_decides():
+    # Sydney - Sao Paulo, 13,357 km: floor 130.83 ms. Oceania-South America paths run through
+    # the US: stretch 2.50, 3.6 + 2.50 x 130.83 = 330.68 ms (measured 294-330; the old
+    # 7.5 ms + 1.39 x floor said 189 ms).
+    km = float(physics.great_circle_km(-33.87, 151.21, -23.55, -46.63))
+    regions = (physics.coarse_region(-33.87, 151.21), physics.coarse_region(-23.55, -46.63))
+    assert regions == ("OC", "SA") and physics.distance_band(km) == "long_haul"
+    assert physics.floor_rtt_ms(km) == pytest.approx(130.83, abs=0.01)
+    assert physics.estimated_rtt_ms(km, regions) == pytest.approx(330.68, abs=0.02)
+    _estimate, low, high = physics.estimate_range_ms(km, regions)
+    assert (low, high) == pytest.approx((130.83, 330.68 * 1.54), abs=0.05)
+
+
+@pytest.mark.parametrize(
+    ("lat", "lon", "region"),
+    [
+        (51.51, -0.13, "EU"),  # London
+        (55.75, 37.62, "EU"),  # Moscow
+        (32.09, 34.78, "ME"),  # Tel Aviv
+        (-26.20, 28.05, "AF"),  # Johannesburg
+        (30.06, 31.23, "EU"),  # Cairo: its cables land in Europe
+        (35.90, 14.51, "EU"),  # Valletta
+        (6.52, 3.38, "AF"),  # Lagos
+        (19.08, 72.88, "SAS"),  # Mumbai
+        (1.29, 103.85, "EAS"),  # Singapore
+        (-33.87, 151.21, "OC"),  # Sydney
+        (40.71, -74.01, "NA"),  # New York
+        (20.59, -100.39, "NA"),  # Queretaro
+        (-33.45, -70.67, "SA"),  # Santiago
+    ],
+)
+def test_coarse_regions(lat, lon, region):
+    assert physics.coarse_region(lat, lon) == region
+
+
+def test_route_factor_reads_either_order_and_falls_back():
+    assert physics.route_factor(("SA", "OC")) == physics.route_factor(("OC", "SA")) == 2.5
+    assert physics.route_factor(None) == physics.ESTIMATE_ROUTE_FACTOR == 2.18
 
 
 def test_vectorised_over_arrays():
@@ -74,3 +127,16 @@ def test_vectorised_over_arrays():
 def test_floor_grows_with_distance(a, b):
     low, high = sorted((a, b))
     assert physics.floor_rtt_ms(low) <= physics.floor_rtt_ms(high)
+
+
+def test_typical_distance_inverts_the_estimate_band_by_band():
+    # 2 ms: a metro path, (2.0 - 0.5) / 2.18 = 0.6881 ms of floor = 0.6881 / 2 x 204.19 =
+    # 70.25 km. 20 ms: the backbone, (20 - 3.6) / 2.18 = 7.523 ms of floor = 768.06 km. 5 ms
+    # is more than a metro path at 100 km (2.64 ms) and less than the backbone there
+    # (5.74 ms): the bands' edge.
+    assert physics.typical_distance_km(2.0) == pytest.approx(70.25, abs=0.01)
+    assert physics.typical_distance_km(20.0) == pytest.approx(768.06, abs=0.01)
+    assert physics.typical_distance_km(5.0) == 100.0
+    assert physics.typical_distance_km(0.3) == 0.0
+    for km in (10.0, 60.0, 300.0, 2_000.0):
+        assert physics.typical_distance_km(physics.estimated_rtt_ms(km)) == pytest.approx(km)

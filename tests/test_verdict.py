@@ -222,7 +222,7 @@ def test_single_cluster_stops_being_viable_at_the_scaled_rtt():
     assert change.value == pytest.approx(19.53)
     assert change.message.startswith(
         "single_cluster stops being viable for latency when the worst inter-site RTT (p50) "
-        "rises above 19.5 ms (now 10.0 ms), limited by commit p99 40 ms; on a typical fibre"
+        "rises above 19.5 ms (now 10.0 ms), limited by commit p99 40 ms; on a typical path"
     )
 
 

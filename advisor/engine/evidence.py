@@ -4,9 +4,11 @@ This is where the three inputs meet: the topology (where the sites are), physics
 signal can possibly travel) and the measurements (what was really seen). Each
 :class:`LinkEvidence` says where every figure came from.
 
-A pair nobody measured is estimated (:class:`RttEstimate`) from the distance fit, bounded by
-evidence on both sides: below by the physical floor, above by the best path over the measured
-links (a packet can be relayed through a measured neighbour) and by the fit's scatter.
+A pair nobody measured is estimated (:class:`RttEstimate`) from its distance class and route
+(:func:`advisor.model.physics.estimate_parts_ms`), bounded by evidence on both sides: below by
+the physical floor and the triangle over measured links (``|d(a,k) - d(k,b)|``), above by the
+best path over the measured links (a packet can be relayed through a measured neighbour) and
+by the band's scatter.
 """
 
 from __future__ import annotations
@@ -36,7 +38,12 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from advisor.engine.site_graph import MeasuredPath, measured_paths
+from advisor.engine.site_graph import (
+    LowerBound,
+    MeasuredPath,
+    measured_lower_bounds,
+    measured_paths,
+)
 from advisor.errors import AdvisorError, Location
 from advisor.inputs.loading import LoadedTopology
 from advisor.inputs.topology import Link, Measurement, Site
@@ -90,22 +97,41 @@ class MeasuredRtt:
 class RttEstimate:
     """How an unmeasured pair's small-message RTT was estimated, and how far off it may be.
 
-    ``p50_ms`` is the distance fit clipped into [``floor_ms``, ``path_bound_ms``]; the range
-    runs from ``low_ms`` (the floor) to ``high_ms`` (the fit times the scatter factor, or the
-    measured path if shorter): :func:`advisor.model.physics.bounded_estimate_ms`.
-    ``basis`` says it in words, e.g. ``via paris-1: 0.47 + 9.76 ms``.
+    ``p50_ms`` is the fit (``overhead_ms + propagation_ms``: the private metro path under
+    100 km, the backbone with its region pair's route stretch beyond,
+    :func:`advisor.model.physics.estimate_parts_ms`) clipped into the range. The range runs
+    from ``low_ms``, the higher of the floor and the triangle's lower bound over measured
+    links (``lower_bound_ms``), to ``high_ms``, the lower of the fit times the band's scatter
+    factor and the best measured path (``path_bound_ms``):
+    :func:`advisor.model.physics.bounded_estimate_ms`. ``basis`` says it in words, naming
+    which bound applies, e.g. ``at least 9.29 ms (9.76 - 0.47 ms via paris-1 measured), at
+    most 10.23 ms via paris-1: 0.47 + 9.76 ms measured``.
     """
 
     p50_ms: float
     low_ms: float
     high_ms: float
-    fit_ms: float  # the distance (or route) fit alone
+    fit_ms: float  # the distance (or route) fit alone: overhead_ms + propagation_ms
     floor_ms: float
     basis: str
-    fit_basis: str  # the fit in words, e.g. "distance fit: 7.5 ms + 1.39 x 4.72 ms floor"
+    fit_basis: str  # the fit in words, e.g. "metro fit: 0.5 ms + 2.31 x 0.12 ms floor"
     path_bound_ms: float | None = None  # best path over measured links, None without one
     path: tuple[str, ...] = ()  # the sites of that path, both ends included
     path_legs_ms: tuple[float, ...] = ()  # the measured p50 of each hop
+    # The part of the fit that grows with the distance (route stretch x floor) [ms]; the rest
+    # of fit_ms is the band's fixed overhead.
+    propagation_ms: float = 0.0
+    scatter_factor: float = physics.ESTIMATE_SCATTER_FACTOR  # the band's, for high_ms
+    band: str = "backbone"  # physics.distance_band: metro, backbone or long_haul
+    # The triangle's lower bound over measured links, None without one [ms]; its sites run
+    # from one end through the pivot (one measured hop) and the best measured path on.
+    lower_bound_ms: float | None = None
+    lower_path: tuple[str, ...] = ()
+
+    @property
+    def overhead_ms(self) -> float:
+        """The fixed part of the fit [ms]."""
+        return self.fit_ms - self.propagation_ms
 
     @property
     def via(self) -> tuple[str, ...]:
@@ -250,46 +276,82 @@ def gather_links(loaded: LoadedTopology) -> list[LinkEvidence]:
     ]
     if not any(link.rtt_source == "estimated" for link in links):
         return links
-    best = measured_paths(
-        {link.sites: link.rtt_p50_ms for link in links if link.rtt_source == "measured"}
-    )
-    return [link if link.estimate is None else _bounded(link, best(*link.sites)) for link in links]
+    measured = {link.sites: link.rtt_p50_ms for link in links if link.rtt_source == "measured"}
+    best = measured_paths(measured)
+    lower = measured_lower_bounds(measured)
+    return [
+        link if link.estimate is None else _bounded(link, best(*link.sites), lower(*link.sites))
+        for link in links
+    ]
 
 
-def _bounded(link: LinkEvidence, path: MeasuredPath | None) -> LinkEvidence:
-    """``link`` (estimated from its fit alone) bounded by the best measured ``path``."""
+def _bounded(
+    link: LinkEvidence, path: MeasuredPath | None, lower: LowerBound | None
+) -> LinkEvidence:
+    """``link`` (estimated from its fit alone) bounded by the best measured ``path`` above
+    and the triangle's ``lower`` bound below; the basis names the bound that applies."""
     assert link.estimate is not None
     fit = link.estimate
-    if path is None:
+    if path is None and lower is None:
         return link
-    legs, bound_ms, sites = path.legs_ms, path.bound_ms, path.sites
+    bound_ms = path.bound_ms if path is not None else math.inf
+    lower_ms = lower.bound_ms if lower is not None else 0.0
     p50, low, high = (
-        float(v) for v in physics.bounded_estimate_ms(fit.fit_ms, fit.floor_ms, bound_ms)
-    )
-    via = f"via {', '.join(sites[1:-1])}: {' + '.join(f'{leg:.2f}' for leg in legs)} ms"
-    fit_words = f"{fit.fit_basis.replace(': ', ' ', 1)} = {fit.fit_ms:.2f} ms"
-    if bound_ms < fit.floor_ms:
-        basis = (
-            f"{via} measured, below the {fit.floor_ms:.2f} ms floor of this pair: check its "
-            "distance and medium"
+        float(v)
+        for v in physics.bounded_estimate_ms(
+            fit.fit_ms, fit.floor_ms, bound_ms, lower_ms, fit.scatter_factor
         )
-    elif bound_ms < fit.fit_ms:
-        basis = f"{via} measured (clipping the {fit_words})"
-    elif bound_ms < fit.fit_ms * physics.ESTIMATE_SCATTER_FACTOR:
-        basis = f"{fit.fit_basis}, at most {bound_ms:.2f} ms {via} measured"
-    else:  # the measured path is longer than the range: it bounds nothing
-        basis = fit.fit_basis
+    )
+    words = [_above_words(fit, path, high), _below_words(fit, lower, low)]
+    if path is not None and bound_ms < max(fit.floor_ms, lower_ms):
+        basis = (
+            f"{_via_words(path)} measured, below the {max(fit.floor_ms, lower_ms):.2f} ms "
+            "this pair needs at least: check its distance, medium and measurements"
+        )
+    elif p50 != fit.fit_ms:  # the fit is clipped by a bound: the bound is the estimate
+        basis = "; ".join(w for w in words if w) + f" (clipping the {_fit_words(fit)})"
+    else:
+        basis = "; ".join([fit.fit_basis, *(w for w in words if w)])
     estimate = replace(
         fit,
         p50_ms=p50,
         low_ms=low,
         high_ms=high,
         basis=basis,
-        path_bound_ms=bound_ms,
-        path=sites,
-        path_legs_ms=legs,
+        path_bound_ms=path.bound_ms if path is not None else None,
+        path=path.sites if path is not None else (),
+        path_legs_ms=path.legs_ms if path is not None else (),
+        lower_bound_ms=lower.bound_ms if lower is not None else None,
+        lower_path=lower.sites if lower is not None else (),
     )
     return replace(link, rtt=estimate_distribution(p50), estimate=estimate)
+
+
+def _via_words(path: MeasuredPath) -> str:
+    legs = " + ".join(f"{leg:.2f}" for leg in path.legs_ms)
+    return f"via {', '.join(path.via)}: {legs} ms"
+
+
+def _fit_words(fit: RttEstimate) -> str:
+    return f"{fit.fit_basis.replace(': ', ' ', 1)} = {fit.fit_ms:.2f} ms"
+
+
+def _below_words(fit: RttEstimate, lower: LowerBound | None, low_ms: float) -> str:
+    """The triangle's lower bound in words where it is what sets the range's bottom."""
+    if lower is None or lower.bound_ms <= fit.floor_ms or low_ms < lower.bound_ms:
+        return ""
+    far = lower.far.bound_ms
+    big, small = (far, lower.near_ms) if far >= lower.near_ms else (lower.near_ms, far)
+    return (
+        f"at least {lower.bound_ms:.2f} ms ({big:.2f} - {small:.2f} ms via {lower.pivot} measured)"
+    )
+
+
+def _above_words(fit: RttEstimate, path: MeasuredPath | None, high_ms: float) -> str:
+    """The measured path in words where it is what sets the range's top."""
+    if path is None or path.bound_ms > high_ms or path.bound_ms >= fit.fit_ms * fit.scatter_factor:
+        return ""
+    return f"at most {path.bound_ms:.2f} ms {_via_words(path)} measured"
 
 
 # A measurement as read: (what the parser found, its distribution of round trips).
@@ -421,24 +483,45 @@ def _estimate(
     a: Site,
     b: Site,
 ) -> RttEstimate:
-    """The fit alone, with its range; :func:`gather_links` then bounds it by measured paths."""
-    overhead = physics.ESTIMATE_FIXED_OVERHEAD_MS
-    if link.route_km:  # the route is known: only the fixed overhead is added
-        floor = float(physics.floor_rtt_ms(link.route_km, link.medium))
-        fit = overhead + floor
-        basis = f"route fit: {overhead:.1f} ms + {floor:.2f} ms floor over {link.route_km:g} km"
-    elif distance_km is not None:
-        floor = float(physics.floor_rtt_ms(distance_km, link.medium))
-        factor = physics.ESTIMATE_ROUTE_FACTOR
-        fit = overhead + factor * floor
-        basis = f"distance fit: {overhead:.1f} ms + {factor:.2f} x {floor:.2f} ms floor"
-    else:
+    """The fit alone, with its range; :func:`gather_links` then bounds it by measured paths.
+
+    The band (metro under 100 km, backbone, long haul beyond 6,000 km) comes from the
+    great-circle distance; the route stretch from the coarse regions of both sites where both
+    have coordinates; a given ``route_km`` replaces the stretch by the route's own floor.
+    """
+    if distance_km is None and not link.route_km:
         raise AdvisorError(
             f"no RTT for sites {a.name} and {b.name}: add a link with measurements or "
             "distance_km, or give both sites a location",
             loaded.location(*key),
         )
-    p50, low, high = (float(v) for v in physics.bounded_estimate_ms(fit, floor))
+    regions = (
+        (
+            physics.coarse_region(a.location.lat, a.location.lon),
+            physics.coarse_region(b.location.lat, b.location.lon),
+        )
+        if a.location and b.location
+        else None
+    )
+    band_km = distance_km if distance_km is not None else float(link.route_km or 0.0)
+    band = physics.distance_band(band_km)
+    overhead, propagation = physics.estimate_parts_ms(
+        distance_km, regions, link.route_km, link.medium
+    )
+    path_km = link.route_km or band_km
+    floor = float(physics.floor_rtt_ms(path_km, link.medium))
+    fit = overhead + propagation
+    kind = {"metro": "metro", "backbone": "backbone", "long_haul": "long-haul"}[band]
+    if link.route_km:
+        basis = (
+            f"{kind} route fit: {overhead:.1f} ms + {floor:.2f} ms floor over {link.route_km:g} km"
+        )
+    else:
+        factor = propagation / floor if floor > 0 else physics.route_factor(regions)
+        where = f" ({regions[0]}-{regions[1]})" if regions is not None and band != "metro" else ""
+        basis = f"{kind} fit{where}: {overhead:.1f} ms + {factor:.2f} x {floor:.2f} ms floor"
+    scatter = physics.ESTIMATE_SCATTER_FACTOR_BY_BAND[band]
+    p50, low, high = (float(v) for v in physics.bounded_estimate_ms(fit, floor, scatter=scatter))
     return RttEstimate(
         p50_ms=p50,
         low_ms=low,
@@ -447,6 +530,9 @@ def _estimate(
         floor_ms=floor,
         basis=basis,
         fit_basis=basis,
+        propagation_ms=propagation,
+        scatter_factor=scatter,
+        band=band,
     )
 
 

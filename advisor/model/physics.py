@@ -15,14 +15,26 @@ __all__ = [
     "ESTIMATE_P95_OVER_P50",
     "ESTIMATE_ROUTE_FACTOR",
     "ESTIMATE_SCATTER_FACTOR",
+    "ESTIMATE_SCATTER_FACTOR_BY_BAND",
+    "LONG_HAUL_MIN_KM",
+    "METRO_MAX_KM",
+    "METRO_OVERHEAD_MS",
+    "ROUTE_FACTOR_BY_REGIONS",
     "SPEED_OF_LIGHT_KM_PER_MS",
     "bounded_estimate_ms",
+    "coarse_region",
+    "distance_band",
+    "estimate_parts_ms",
+    "estimate_range_ms",
     "estimated_rtt_ms",
     "floor_rtt_ms",
     "great_circle_km",
     "light_speed_fraction",
     "max_distance_km",
     "propagation_km_per_ms",
+    "route_factor",
+    "scatter_factor",
+    "typical_distance_km",
 ]
 
 from typing import Any
@@ -53,28 +65,98 @@ _VELOCITY_FACTOR = {
 # https://blog.apnic.net/2022/11/28/fact-checking-starlinks-performance-figures/).
 _SATELLITE_ALTITUDE_KM = {"leo_satellite": 550.0, "geo_satellite": 35_786.0}
 
-# Estimate for a pair nobody measured: the two-term fit RTT = a + k * fibre floor (OLS:
-# a = 7.5 ms, k = 1.39) over 62 cloud-backbone region pairs of the providers' public median
-# round trips: AWS (CloudPing, https://www.cloudping.co), Azure
-# (https://learn.microsoft.com/en-us/azure/networking/azure-network-latency) and IBM Cloud
-# (https://github.com/ibm-cloud-docs/vpc, _include-segments/network-latency.md). a is the
-# fixed per-path overhead (metro fibre to the exchange, routers, hypervisors), k the route
-# inflation of long-haul paths. It is a median: real links scatter around it (next constant).
-ESTIMATE_FIXED_OVERHEAD_MS = 7.5
-ESTIMATE_ROUTE_FACTOR = 1.39
-# How far above the fit a real link may sit: a factor of two. Measured median over fit, across
-# the same 62 cloud pairs (computed from the three providers' public tables above): 0.69 (IBM
-# Tokyo-Osaka, 9.0 ms over 403 km against a fit of 13.0 ms) to 1.55 (AWS Tokyo-Seoul, 36.2 ms
-# over 1,160 km against 23.3 ms), 80 % of pairs within 0.79-1.17. Off the providers'
-# backbones paths are longer: WonderProxy's public-Internet pings between its servers
-# (https://wonderproxy.com/blog/miles-per-milisecond, 2011) put Sydney-Brisbane, 733 km, at
-# 38.2 ms, 2.2 x the fit; Bozkurt et al.'s rule of thumb for the Internet is 2.1 x the fibre
-# floor (https://arxiv.org/abs/1811.10737). Two is the round factor between the two. Below
-# the fit no factor is claimed: private metro fibre runs close to the physical floor (the
-# fit's 7.5 ms is mostly cloud overhead), so the floor is the only lower bound.
-ESTIMATE_SCATTER_FACTOR = 2.0
+# -- Estimate for a pair nobody measured --------------------------------------------------
+#
+# Fitted by benchmarks/estimates.py (``fit``) on the fit half of 2,611 published measured round
+# trips (benchmarks/calibration/rtt-by-distance.csv and rtt-published.csv: the providers'
+# inter-region tables of AWS via CloudPing, Azure, Google Cloud and IBM Cloud, WonderProxy's
+# public-Internet pings between hosting providers, colocation figures; every row with its
+# source and date); tests/test_estimates_benchmark.py checks that the fit still gives these
+# numbers, and BENCHMARKS.md ("Estimates from coordinates") reports the error of both halves.
+#
+# Three bands of great-circle distance, each a different kind of path:
+# - under METRO_MAX_KM, a private metro path (dark fibre, a carrier wave, a provider's
+#   zone interconnect): METRO_OVERHEAD_MS + ESTIMATE_ROUTE_FACTOR x floor, well under 3 ms;
+# - from there, the backbone: ESTIMATE_FIXED_OVERHEAD_MS + k x floor, where k is the route
+#   stretch of the two ends' coarse regions (ROUTE_FACTOR_BY_REGIONS),
+#   ESTIMATE_ROUTE_FACTOR for a region pair with fewer than five fit pairs or ends without
+#   coordinates;
+# - beyond LONG_HAUL_MIN_KM the same formula, where the route decides: a path between
+#   continents follows the cable systems, e.g. Sao Paulo to Sydney through the US,
+#   Johannesburg to Sao Paulo through Europe.
+# Each band's range runs from the floor to the estimate times its scatter factor
+# (ESTIMATE_SCATTER_FACTOR_BY_BAND, the 95th percentile of measured over estimate).
+METRO_MAX_KM = 100.0
+LONG_HAUL_MIN_KM = 6000.0
+# The backbone fit rtt = a + k x floor over the fit pairs of 100 to 6,000 km (least mean
+# absolute log error, the providers' tables and the public-Internet pings weighing the same
+# however many pairs each published): a, the fixed per-path overhead from 100 km up
+# (exchanges, routers, hypervisors) [ms]...
+ESTIMATE_FIXED_OVERHEAD_MS = 3.6
+# ... and k, the route stretch of a path between regions without a factor of their own, and
+# of a private metro path [ratio].
+ESTIMATE_ROUTE_FACTOR = 2.18
+# A private metro path's fixed part [ms]: two routers and the hosts' stacks. Not fitted:
+# the published pairs under 100 km are public-Internet pings between hosting providers
+# (median about 4 ms, some routed abroad), which is not what two data centres joined by
+# dark fibre or a carrier wave see. Published private paths: customer machine to customer
+# machine through two routers over Mythic Beasts' own lit Docklands fibre, 0.5 ms
+# (https://www.mythic-beasts.com/blog/2013/08/05/dark-fibre/, 2013); AWS zone to zone in
+# eu-west-1, 0.82-0.83 ms average including tens of km of fibre
+# (https://lukasliesis.medium.com/what-is-aws-ec2-cross-availability-zones-network-lag-vs-inside-same-zone-827a4e06b6d7,
+# 2022); across all AWS zone pairs 0.25-3.37 ms best of 50 pings
+# (https://www.xkyle.com/Measuring-AWS-Region-and-AZ-Latency/). The public Internet's
+# scatter around it is the metro band's scatter factor, fitted.
+METRO_OVERHEAD_MS = 0.5
+# Route stretch by pair of coarse regions (coarse_region), each the median of
+# (rtt - overhead) / floor over the fit pairs from 100 km up between those regions, weighted
+# as the backbone fit (number of fit pairs in the comment). Within a region it is that
+# region's own backbone stretch; between regions it holds the detour of the cables, e.g.
+# Oceania-South America 2.5 (through the US), Africa-South America 4.36 (through Europe).
+ROUTE_FACTOR_BY_REGIONS: dict[tuple[str, str], float] = {
+    ("AF", "EAS"): 3.59,  # 15
+    ("AF", "EU"): 1.97,  # 110
+    ("AF", "ME"): 3.3,  # 5
+    ("AF", "NA"): 1.79,  # 70
+    ("AF", "OC"): 3.76,  # 8
+    ("AF", "SA"): 4.36,  # 18
+    ("AF", "SAS"): 3.54,  # 13
+    ("EAS", "EAS"): 2.02,  # 53
+    ("EAS", "EU"): 2.36,  # 62
+    ("EAS", "ME"): 3.12,  # 27
+    ("EAS", "NA"): 1.53,  # 49
+    ("EAS", "OC"): 1.85,  # 26
+    ("EAS", "SA"): 1.71,  # 39
+    ("EAS", "SAS"): 2.28,  # 28
+    ("EU", "EU"): 2.2,  # 52
+    ("EU", "ME"): 2.27,  # 81
+    ("EU", "NA"): 1.6,  # 111
+    ("EU", "OC"): 1.73,  # 14
+    ("EU", "SA"): 2.12,  # 20
+    ("EU", "SAS"): 1.99,  # 22
+    ("ME", "NA"): 1.6,  # 69
+    ("ME", "OC"): 2.09,  # 10
+    ("ME", "SA"): 2.5,  # 12
+    ("ME", "SAS"): 3.31,  # 11
+    ("NA", "NA"): 1.83,  # 50
+    ("NA", "OC"): 1.38,  # 101
+    ("NA", "SA"): 1.76,  # 20
+    ("NA", "SAS"): 1.77,  # 76
+    ("OC", "OC"): 1.38,  # 7
+    ("OC", "SA"): 2.5,  # 15
+    ("OC", "SAS"): 1.58,  # 15
+    ("SA", "SA"): 1.92,  # 9
+    ("SA", "SAS"): 2.23,  # 16
+}
+# How far above the estimate a real link may sit, by band [ratio]: the 95th percentile of
+# measured over estimate on the fit half. Under 100 km it admits the public Internet's
+# scatter around a private path's estimate.
+ESTIMATE_SCATTER_FACTOR_BY_BAND = {"metro": 7.34, "backbone": 3.72, "long_haul": 1.54}
+# The backbone band's factor, as rules and reports quote it.
+ESTIMATE_SCATTER_FACTOR = ESTIMATE_SCATTER_FACTOR_BY_BAND["backbone"]
 # Tail of an estimated link: on provider backbones the median pair has P95/P50 = 1.056
-# (636 Azure region pairs, the P50 and P95 editions of the Azure page above). Nothing beyond
+# (636 Azure region pairs, the P50 and P95 editions of
+# https://learn.microsoft.com/en-us/azure/networking/azure-network-latency). Nothing beyond
 # p95 is claimed.
 ESTIMATE_P95_OVER_P50 = 1.056
 
@@ -196,45 +278,238 @@ def light_speed_fraction(floor_ms: ArrayLike, rtt_ms: ArrayLike) -> Any:
     return np.asarray(floor_ms, dtype=float) / np.asarray(rtt_ms, dtype=float)
 
 
-def estimated_rtt_ms(distance_km: ArrayLike) -> Any:
-    """Median round trip expected over a terrestrial path.
+def coarse_region(lat: float, lon: float) -> str:
+    """The coarse region of a place, for the route stretch between regions.
 
-    The cloud-backbone fit ``7.5 ms + 1.39 * fibre floor`` (sources at
-    ``ESTIMATE_FIXED_OVERHEAD_MS``). Conservative for private metro fibre (where a few km cost
-    well under 1 ms): measure such links.
+    Boxes of latitude and longitude, first match wins: Oceania (south of 11 S, east of
+    110 E), the Americas (west of 30 W: South and Central below 13 N and east of 93 W, North
+    otherwise), East and Southeast Asia (east of 92 E), South and Central Asia (east of
+    63 E), the Middle East (east of 34 E, 12 N to 43 N), Africa (south of 30 N, east of
+    20 W), Europe (the rest: Russia west of 92 E, and North Africa, whose cables land in
+    Europe).
 
     Parameters
     ----------
-    distance_km : array_like
+    lat, lon : float
+        Latitude and longitude [degrees].
+
+    Returns
+    -------
+    str
+        ``OC``, ``SA``, ``NA``, ``EAS``, ``SAS``, ``ME``, ``AF`` or ``EU``.
+
+    >>> coarse_region(-33.87, 151.21), coarse_region(-23.55, -46.63), coarse_region(50.11, 8.68)
+    ('OC', 'SA', 'EU')
+    """
+    if lat < -11 and lon > 110:
+        return "OC"
+    if lon < -30:
+        return "SA" if lat < 13 and lon > -93 else "NA"
+    if lon > 92:
+        return "EAS"
+    if lon > 63 and lat < 45:
+        return "SAS"
+    if lon > 34 and 12 < lat < 43:
+        return "ME"
+    if lat < 30 and lon > -20:
+        return "AF"
+    return "EU"
+
+
+def distance_band(distance_km: float) -> str:
+    """The band of a great-circle distance: ``metro`` (under ``METRO_MAX_KM``),
+    ``backbone`` (up to ``LONG_HAUL_MIN_KM``) or ``long_haul``.
+
+    Parameters
+    ----------
+    distance_km : float
         Great-circle distance [km].
 
     Returns
     -------
-    float or ndarray
-        The fit's median round trip [ms].
-
-    >>> round(float(estimated_rtt_ms(1000)), 1)
-    21.1
+    str
+        The band's name.
     """
-    return ESTIMATE_FIXED_OVERHEAD_MS + ESTIMATE_ROUTE_FACTOR * floor_rtt_ms(distance_km, "fiber")
+    if distance_km < METRO_MAX_KM:
+        return "metro"
+    return "backbone" if distance_km < LONG_HAUL_MIN_KM else "long_haul"
+
+
+def route_factor(regions: tuple[str, str] | None = None) -> float:
+    """The route stretch of a path between two coarse regions.
+
+    Parameters
+    ----------
+    regions : tuple of str, optional
+        The :func:`coarse_region` of both ends, either order; None where an end has no
+        coordinates.
+
+    Returns
+    -------
+    float
+        Path round trip beyond the overhead over the fibre floor [ratio]:
+        ``ROUTE_FACTOR_BY_REGIONS`` where the fit had enough pairs, else
+        ``ESTIMATE_ROUTE_FACTOR``.
+    """
+    if regions is None:
+        return ESTIMATE_ROUTE_FACTOR
+    key = (min(regions), max(regions))
+    return ROUTE_FACTOR_BY_REGIONS.get(key, ESTIMATE_ROUTE_FACTOR)
+
+
+def estimate_parts_ms(
+    distance_km: float | None,
+    regions: tuple[str, str] | None = None,
+    route_km: float | None = None,
+    medium: str = "fiber",
+) -> tuple[float, float]:
+    """The two parts of an unmeasured pair's median round trip.
+
+    Under ``METRO_MAX_KM`` a private metro path: ``METRO_OVERHEAD_MS`` and
+    ``ESTIMATE_ROUTE_FACTOR`` x floor. From there the backbone: ``ESTIMATE_FIXED_OVERHEAD_MS``
+    and :func:`route_factor` x floor. Where the route is known (``route_km``), its floor is
+    the propagation itself (no stretch). Sources at ``ESTIMATE_FIXED_OVERHEAD_MS``.
+
+    Parameters
+    ----------
+    distance_km : float or None
+        Great-circle distance [km]; it chooses the band (the route's length where only
+        that is known).
+    regions : tuple of str, optional
+        The :func:`coarse_region` of both ends; None without coordinates.
+    route_km : float, optional
+        The cable route's length where known [km].
+    medium : str, default "fiber"
+        The medium (:func:`propagation_km_per_ms`).
+
+    Returns
+    -------
+    overhead_ms, propagation_ms : float
+        The fixed part and the part that grows with the distance [ms].
+
+    >>> [round(v, 2) for v in estimate_parts_ms(12.0)]
+    [0.5, 0.26]
+    """
+    if distance_km is None and not route_km:
+        raise ValueError("an estimate needs a distance or a route")
+    band_km = distance_km if distance_km is not None else float(route_km or 0.0)
+    metro = band_km < METRO_MAX_KM
+    overhead_ms = METRO_OVERHEAD_MS if metro else ESTIMATE_FIXED_OVERHEAD_MS
+    if route_km:
+        return overhead_ms, float(floor_rtt_ms(route_km, medium))
+    factor = ESTIMATE_ROUTE_FACTOR if metro else route_factor(regions)
+    return overhead_ms, factor * float(floor_rtt_ms(band_km, medium))
+
+
+def estimated_rtt_ms(distance_km: float, regions: tuple[str, str] | None = None) -> float:
+    """Median round trip expected over a terrestrial fibre path nobody measured.
+
+    The sum of :func:`estimate_parts_ms`.
+
+    Parameters
+    ----------
+    distance_km : float
+        Great-circle distance [km].
+    regions : tuple of str, optional
+        The :func:`coarse_region` of both ends; None without coordinates.
+
+    Returns
+    -------
+    float
+        The estimated median round trip [ms].
+
+    >>> round(estimated_rtt_ms(12.0), 2), round(estimated_rtt_ms(1000), 1)
+    (0.76, 25.0)
+    """
+    overhead_ms, propagation_ms = estimate_parts_ms(distance_km, regions)
+    return overhead_ms + propagation_ms
+
+
+def typical_distance_km(rtt_ms: float, regions: tuple[str, str] | None = None) -> float:
+    """The great-circle distance at which :func:`estimated_rtt_ms` reaches a round trip: how
+    far apart sites may typically be for it (the inverse of the estimate, band by band).
+
+    Parameters
+    ----------
+    rtt_ms : float
+        Round trip [ms].
+    regions : tuple of str, optional
+        The :func:`coarse_region` of both ends; None without coordinates.
+
+    Returns
+    -------
+    float
+        Distance [km]; 0 below a metro path's fixed part, ``METRO_MAX_KM`` for a round trip
+        between the metro path's and the backbone's at that distance (the bands' edge).
+
+    >>> [round(typical_distance_km(rtt_ms)) for rtt_ms in (2.0, 5.0, 20.0)]
+    [70, 100, 768]
+    """
+    metro_km = float(max_distance_km(max(rtt_ms - METRO_OVERHEAD_MS, 0.0) / ESTIMATE_ROUTE_FACTOR))
+    if metro_km < METRO_MAX_KM:
+        return metro_km
+    backbone = max(rtt_ms - ESTIMATE_FIXED_OVERHEAD_MS, 0.0) / route_factor(regions)
+    return max(float(max_distance_km(backbone)), METRO_MAX_KM)
+
+
+def scatter_factor(distance_km: float) -> float:
+    """How far above the estimate a real link of this distance may sit.
+
+    Parameters
+    ----------
+    distance_km : float
+        Great-circle distance [km].
+
+    Returns
+    -------
+    float
+        ``ESTIMATE_SCATTER_FACTOR_BY_BAND`` of its :func:`distance_band` [ratio].
+    """
+    return ESTIMATE_SCATTER_FACTOR_BY_BAND[distance_band(distance_km)]
+
+
+def estimate_range_ms(
+    distance_km: float, regions: tuple[str, str] | None = None
+) -> tuple[float, float, float]:
+    """An unmeasured fibre pair's median round trip and its range, from distance alone.
+
+    Parameters
+    ----------
+    distance_km : float
+        Great-circle distance [km].
+    regions : tuple of str, optional
+        The :func:`coarse_region` of both ends; None without coordinates.
+
+    Returns
+    -------
+    estimate, low, high : float
+        :func:`estimated_rtt_ms`, the floor, the estimate times :func:`scatter_factor` [ms].
+    """
+    fit = estimated_rtt_ms(distance_km, regions)
+    estimate, low, high = bounded_estimate_ms(
+        fit, floor_rtt_ms(distance_km), scatter=scatter_factor(distance_km)
+    )
+    return float(estimate), float(low), float(high)
 
 
 def bounded_estimate_ms(
-    fit_ms: ArrayLike, floor_ms: ArrayLike, path_bound_ms: ArrayLike = np.inf
+    fit_ms: ArrayLike,
+    floor_ms: ArrayLike,
+    path_bound_ms: ArrayLike = np.inf,
+    lower_bound_ms: ArrayLike = 0.0,
+    scatter: ArrayLike = ESTIMATE_SCATTER_FACTOR,
 ) -> tuple[Any, Any, Any]:
-    """An unmeasured pair's RTT p50 and its range.
+    """An unmeasured pair's RTT p50 and its range, bounded by evidence on both sides.
 
-    Bounded by evidence on both sides. Below: physics, the floor (no factor of the fit is
-    claimed below it: private metro fibre runs near the floor). Above: the fit times the
-    scatter factor of two (``ESTIMATE_SCATTER_FACTOR``: the fit's own 62 cloud pairs from
-    https://www.cloudping.co, https://learn.microsoft.com/en-us/azure/networking/azure-network-latency
-    and https://github.com/ibm-cloud-docs/vpc sit at 0.69 to 1.55 x the fit; public-Internet
-    pings, https://wonderproxy.com/blog/miles-per-milisecond, reach 2.2 x), and the best
-    relayed path over measured links (``path_bound_ms``, ``inf`` without one: a packet can
-    be relayed through a measured neighbour, so the direct round trip need not exceed it).
-    The estimate is the fit clipped into [floor, path bound]. Where a measured path is
-    faster than the floor, the stated distance or medium is wrong; the measurement wins
-    (estimate and range collapse to the path bound).
+    Below: physics (the floor) and the triangle over measured links (``lower_bound_ms``: for
+    a measured a-k and a best measured path k-b, the round trip a-b is at least
+    ``|d(a,k) - d(k,b)|``), whichever is higher. Above: the fit times the band's scatter
+    factor (``scatter``, ``ESTIMATE_SCATTER_FACTOR_BY_BAND``) and the best relayed path
+    over measured links (``path_bound_ms``: a packet can be relayed through a measured
+    neighbour, so the direct round trip need not exceed it), whichever is lower. The
+    estimate is the fit clipped into the range. Where the bounds cross (a measured path
+    faster than the floor or the lower bound: the stated distance, medium or a measurement
+    is wrong), the measured path wins: estimate and range collapse to it.
 
     Parameters
     ----------
@@ -244,24 +519,28 @@ def bounded_estimate_ms(
         The physical floor (:func:`floor_rtt_ms`) [ms].
     path_bound_ms : array_like, default inf
         The best relayed path over measured links [ms]; ``inf`` without one.
+    lower_bound_ms : array_like, default 0
+        The triangle's lower bound over measured links [ms]; 0 without one.
+    scatter : array_like, default ESTIMATE_SCATTER_FACTOR
+        How far above the fit the range reaches [ratio].
 
     Returns
     -------
     estimate, low, high : float or ndarray
         The estimated p50 and its range [ms].
 
-    Paris-2 to Frankfurt: floor 4.72 ms, fit 7.5 + 1.39 x 4.72 = 14.06 ms, path via paris-1
-    0.47 + 9.76 = 10.23 ms: estimate 10.23, range 4.72 to min(28.12, 10.23) = 10.23.
+    Paris-2 to Frankfurt, fit 12.0 ms, floor 4.72 ms; measured paris-2 - paris-1 0.47 ms and
+    paris-1 - frankfurt 9.76 ms: at most 0.47 + 9.76 = 10.23 ms, at least 9.76 - 0.47 =
+    9.29 ms. The estimate 10.23 ms, the range 9.29 to 10.23 ms.
 
-    >>> [round(float(v), 2) for v in bounded_estimate_ms(14.06, 4.72, 10.23)]
-    [10.23, 4.72, 10.23]
-    >>> [round(float(v), 2) for v in bounded_estimate_ms(14.06, 4.72)]
-    [14.06, 4.72, 28.12]
+    >>> [round(float(v), 2) for v in bounded_estimate_ms(12.0, 4.72, 10.23, 9.29)]
+    [10.23, 9.29, 10.23]
+    >>> [round(float(v), 2) for v in bounded_estimate_ms(12.0, 4.72, scatter=2.0)]
+    [12.0, 4.72, 24.0]
     """
     fit = np.asarray(fit_ms, dtype=float)
-    floor = np.asarray(floor_ms, dtype=float)
     bound = np.asarray(path_bound_ms, dtype=float)
-    high = np.minimum(fit * ESTIMATE_SCATTER_FACTOR, bound)
-    estimate = np.minimum(np.maximum(fit, floor), bound)
-    low = np.minimum(floor, high)
+    high = np.minimum(fit * np.asarray(scatter, dtype=float), bound)
+    low = np.minimum(np.maximum(floor_ms, lower_bound_ms), high)
+    estimate = np.minimum(np.maximum(fit, low), high)
     return estimate, low, high

@@ -64,16 +64,21 @@ def rtt_estimated(ctx: Context, p: Params) -> Iterator[RuleHit]:
                 "sites": _pair(link),
                 "rtt_p50_ms": p50_ms,
                 "range_low_ms": estimate.low_ms if estimate else p50_ms,
+                "range_low_basis": _low_basis(estimate),
                 "range_high_ms": estimate.high_ms if estimate else p50_ms,
                 "range_high_basis": _high_basis(estimate),
                 "basis": estimate.basis if estimate else "",
                 "fit_ms": estimate.fit_ms if estimate else p50_ms,
                 "path_bound_ms": estimate.path_bound_ms if estimate else None,
-                "scatter_factor": physics.ESTIMATE_SCATTER_FACTOR,
+                "scatter_factor": estimate.scatter_factor if estimate else 1.0,
                 "distance_km": link.distance_km or 0.0,
                 "floor_rtt_ms": link.floor_rtt_ms or 0.0,
-                "overhead_ms": physics.ESTIMATE_FIXED_OVERHEAD_MS,
-                "route_factor": physics.ESTIMATE_ROUTE_FACTOR,
+                "overhead_ms": estimate.overhead_ms if estimate else 0.0,
+                "route_factor": (
+                    estimate.propagation_ms / estimate.floor_ms
+                    if estimate and estimate.floor_ms > 0
+                    else 0.0
+                ),
             },
         )
 
@@ -84,7 +89,16 @@ def _high_basis(estimate: RttEstimate | None) -> str:
         return "the estimate"
     if estimate.path_bound_ms is not None and estimate.high_ms == estimate.path_bound_ms:
         return f"the measured path via {', '.join(estimate.via)}"
-    return f"{physics.ESTIMATE_SCATTER_FACTOR:g} x the fit"
+    return f"{estimate.scatter_factor:g} x the fit"
+
+
+def _low_basis(estimate: RttEstimate | None) -> str:
+    """What sets the bottom of an estimate's range, in words."""
+    if estimate is None:
+        return "the estimate"
+    if estimate.lower_bound_ms is not None and estimate.low_ms == estimate.lower_bound_ms:
+        return f"the triangle over measured links via {', '.join(estimate.lower_path[1:-1])}"
+    return "the physical floor"
 
 
 def estimate_flips_verdict(ctx: Context, p: Params) -> Iterator[RuleHit]:

@@ -281,21 +281,30 @@ def _estimate_at(
     factor: FloatArray,
     leg: Callable[[str, str, FloatArray], FloatArray],
 ) -> FloatArray:
-    """An estimated link's p50 along a distance grid [ms]: its fit, floor and measured path
-    (whose legs ``leg`` moves) at ``factor`` times today's distances, clipped as the engine
-    clips them (:func:`advisor.model.physics.bounded_estimate_ms`). Today's p50 plus the
-    change, so that at today's distance it is the engine's own estimate."""
+    """An estimated link's p50 along a distance grid [ms]: its fit, floor and measured
+    bounds (whose legs ``leg`` moves) at ``factor`` times today's distances, clipped as the
+    engine clips them (:func:`advisor.model.physics.bounded_estimate_ms`). Today's p50 plus
+    the change, so that at today's distance it is the engine's own estimate."""
     at = np.append(factor, 1.0)
-    # The fit is the fixed overhead plus a multiple of the floor (engine.evidence): the part
-    # beyond the overhead grows with the distance.
-    share_ms = max(estimate.fit_ms - physics.ESTIMATE_FIXED_OVERHEAD_MS, 0.0)
-    fit_ms = estimate.fit_ms + share_ms * (at - 1.0)
+    # The fit is the band's fixed overhead plus the propagation share (route stretch x
+    # floor, engine.evidence): only the latter grows with the distance.
+    fit_ms = estimate.fit_ms + estimate.propagation_ms * (at - 1.0)
     bound_ms = (
         sum((leg(a, b, at) for a, b in itertools.pairwise(estimate.path)), np.zeros_like(at))
         if estimate.path
         else np.full_like(at, np.inf)
     )
-    p50_at = np.asarray(physics.bounded_estimate_ms(fit_ms, estimate.floor_ms * at, bound_ms)[0])
+    lower_ms = np.zeros_like(at)
+    if estimate.lower_path:  # |near leg - the rest|, both moved
+        hops = list(itertools.pairwise(estimate.lower_path))
+        near = leg(*hops[0], at)
+        rest = sum((leg(a, b, at) for a, b in hops[1:]), np.zeros_like(at))
+        lower_ms = np.abs(near - rest)
+    p50_at = np.asarray(
+        physics.bounded_estimate_ms(
+            fit_ms, estimate.floor_ms * at, bound_ms, lower_ms, estimate.scatter_factor
+        )[0]
+    )
     return np.asarray(np.maximum(p50_ms + (p50_at[:-1] - p50_at[-1]), 0.0))
 
 

@@ -37,8 +37,8 @@ set_exact() {
 echo "# written by config/sysctl-advisor.sh (advisor): minimums, never below the host's own" > "$tmp"
 # Linux restarts a connection idle longer than one RTO from the initial window of 10 segments
 #   (RFC 6928; Linux ip-sysctl docs, tcp_slow_start_after_idle); Galera links idle between bursts
-#   of writes: a 2,000-byte write set (p99) over frankfurt-paris takes 14.0 ms after idling against
-#   14.0 ms with an open window (TCP model)
+#   of writes: a 2,000-byte write set (p99) over frankfurt-paris takes 13.9 ms after idling against
+#   13.9 ms with an open window (TCP model)
 set_exact net.ipv4.tcp_slow_start_after_idle '0'
 # largest receive buffer a program may ask for: bandwidth-delay product of the worst WAN link
 #   frankfurt-london: 1000 Mbit/s x 15.0 ms (RTT p99) = 1,875,000 bytes (bandwidth assumed: no
