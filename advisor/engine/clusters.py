@@ -70,7 +70,8 @@ class Clusters:
         ``writers`` in step (:func:`galera.in_step_commit_draws`), pipelined as every
         commit is."""
         paths = self._paths(cluster.sites, cluster.arbitrator, writers, in_step=True)
-        commits = (self._pipelined(paths[w], cluster.first_reply_draws_ms[w]) for w in writers)
+        members = self._members(cluster.sites, cluster.arbitrator)
+        commits = (self._pipelined(paths[w], self._first_reply(members, w)) for w in writers)
         return max((summarise(c) for c in commits), key=lambda p: p["p50"])
 
     def _evaluate(self, sites: tuple[str, ...]) -> ClusterEval:
@@ -105,7 +106,6 @@ class Clusters:
             send_window=self.sampling.send_window,
             user_window=self.sampling.user_window,
             fragment_bytes=self.sampling.fragment_bytes,
-            first_reply_ms={w: float(np.median(r)) for w, r in replies.items()},
             writesets_per_message=self.sampling.writesets_per_message,
             local_commit_ms=local_ms,
             window_limit_commits_per_s=pipeline.window_limit_commits_per_s(
@@ -148,7 +148,7 @@ class Clusters:
     def _commits(
         self, sites: tuple[str, ...], arbitrator: str | None, writers: tuple[str, ...]
     ) -> _Commits:
-        """The writer site's network path, each writer site's first reply, and the commit
+        """The writer site's network path and first reply, and the commit
         seen at each writer site, draw by draw [ms].
 
         ProxySQL sends every statement to the cluster's one writer (:meth:`writer_site`), so
@@ -157,10 +157,10 @@ class Clusters:
         to the writer (its statement crosses that link and the answer comes back).
         """
         members = self._members(sites, arbitrator)
-        replies = {w: self._first_reply(members, w) for w in writers}
         writer = self.writer_site(writers)
         if writer is None:
-            return {}, replies, {}
+            return {}, {}, {}
+        replies = {writer: self._first_reply(members, writer)}
         paths = self._paths(sites, arbitrator, (writer,), in_step=False)
         own = self._pipelined(paths[writer], replies[writer]) + self._losses(members, writer)
         commits = {

@@ -72,14 +72,14 @@ class ClusterEval:
     send_window: int  # evs.send_window: what drains queued messages under load
     user_window: int  # evs.user_send_window: a message sent into an empty queue
     fragment_bytes: int  # write-set bytes one EVS message carries
-    first_reply_ms: Mapping[str, float]  # writer site -> p50 round trip to its nearest member
     writesets_per_message: float  # queued write sets one EVS message carries (mean size)
     local_commit_ms: float
     window_limit_commits_per_s: float
     arbitrator_cost_ms: float = 0.0  # what the garbd adds to the worst commit p50
     unfixable_by_arbitrator: bool = False
-    # Writer site -> draws of the commit path's network part, before the send windows, and
-    # of the round trip to the nearest member [ms]: what a closed loop of clients replays.
+    # The cluster's writer site -> draws of the commit path's network part, before the send
+    # windows, and of the round trip to its nearest fellow member [ms]: what a closed loop of
+    # clients replays (every commit runs at the writer).
     path_ms: Mapping[str, FloatArray] = field(default_factory=dict, repr=False)
     first_reply_draws_ms: Mapping[str, FloatArray] = field(default_factory=dict, repr=False)
     # The site of ProxySQL's one writer, where every commit runs (None: nobody writes).
@@ -96,6 +96,13 @@ class ClusterEval:
         if site is not None:
             return dict(self.commit_by_site_ms[site])
         return worst(list(self.commit_by_site_ms.values()))
+
+    @property
+    def first_reply_ms(self) -> dict[str, float]:
+        """The writer site -> the median round trip to its nearest fellow member [ms];
+        computed when read (a rule and a lever read it, the grouping search's clusters
+        never)."""
+        return {w: float(np.median(d)) for w, d in self.first_reply_draws_ms.items()}
 
     @property
     def safe_period_ms(self) -> float:
