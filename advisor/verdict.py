@@ -196,6 +196,22 @@ def _groups(option: Option) -> str:
     )
 
 
+def _estimate_flip(findings: Sequence[Finding]) -> str:
+    """The sentence that puts measuring first when the recommendation changes within the
+    range of an estimated round trip (ESTIMATE-FLIPS-VERDICT), else empty."""
+    flip = next((f for f in findings if f.rule == "ESTIMATE-FLIPS-VERDICT"), None)
+    if flip is None:
+        return ""
+    values = {key: str(value) for key, value in flip.values.items()}
+    other = next(
+        (values[end] for end in ("low", "high") if values.get(end) != values.get("estimate")), ""
+    )
+    return (
+        f"Measure {flip.subject} first: the recommendation rests on round trips nobody "
+        f"measured ({values.get('pairs', '')}), and within their range it would be {other}."
+    )
+
+
 def summary(
     chosen: Option,
     options: Sequence[Option],
@@ -218,6 +234,9 @@ def summary(
             "Every round trip here is estimated from distance, none measured: the verdict "
             "rests on estimates alone; measure the links before deciding."
         )
+    flip = _estimate_flip(findings)
+    if flip:
+        parts.append(flip)
     if viable:
         parts.append(
             f"Recommended: {ARCHITECTURES[chosen.architecture].title} ({_groups(chosen)})."

@@ -421,3 +421,14 @@ def test_three_sites_within_15_km_by_coordinates_alone_get_one_cluster():
     # holds: the recommendation says which pairs to measure rather than deciding on it.
     (flips,) = [f for f in rec.findings if f.rule == "ESTIMATE-FLIPS-VERDICT"]
     assert flips.severity == "warning" and "ams-1-ams-2" in flips.subject
+
+
+def test_a_verdict_that_flips_inside_the_range_puts_measuring_first_in_the_summary():
+    from advisor.recommendation import build_recommendation
+
+    summary = build_recommendation(analyse(_topology(FLIPS))).summary
+    sentences = summary.split(". ")
+    # the pair is estimated from coordinates alone: that comes first, then what to measure
+    assert sentences[0].startswith("Every round trip here is estimated from distance")
+    assert any(s.startswith("Measure a-b first:") for s in sentences[:3])
+    assert "within their range it would be single_cluster" in summary
