@@ -1,8 +1,9 @@
 """Galera settings of a plan: ``wsrep_provider_options``, server variables, garbd.
 
-Sizing: send windows by the model function the SEND-WINDOW rule uses (peak commits x
-headroom x commit round), timeouts from the Codership WAN recipe and the links' highest RTT,
-flow control from Codership's single-writer recipe (every cluster of a plan has one ProxySQL
+Sizing: send windows as the analysis chose them (advisor.analysis: the windows the rules'
+sizing functions ask for, which the predictions also use), EVS timers by the function
+RTT-TAIL-INSTABILITY uses (each lengthened only where a link's silence reaches it), flow
+control from Codership's single-writer recipe (every cluster of a plan has one ProxySQL
 writer). Sources: Codership docs, Galera Parameters
 (https://galeracluster.com/library/documentation/galera-parameters.html), the pages named at
 each constant below, and for the binary log settings MariaDB's "Configuring MariaDB
@@ -33,19 +34,11 @@ from advisor.config import tls
 from advisor.config.model import GarbdPlan, PlanContext, Setting
 from advisor.model.pipeline import send_window_for
 from advisor.model.provider_options import format_duration, option_text
-from advisor.rules.cluster import link_tail_risk, tail_limits
+from advisor.rules.cluster import TimerAdvice, cluster_timers, link_tail_risk
 
 if TYPE_CHECKING:
     from advisor.engine.metrics import ClusterEval
 
-# Codership KB "WAN Replication": ride out connectivity outages of about 30 s
-# (https://galeracluster.com/library/kb/wan-replication.html).
-_WAN_RECIPE_S = {
-    "evs.keepalive_period": 3.0,
-    "evs.suspect_timeout": 30.0,
-    "evs.inactive_timeout": 60.0,
-    "evs.install_timeout": 60.0,
-}
 # Codership KB "Single Master Setup": one writer, deep receive queues
 # (https://galeracluster.com/library/kb/single-master-setup.html).
 _FC_LIMIT_ONE_WRITER = 256
@@ -292,76 +285,74 @@ def _windows(ctx: PlanContext, cluster: ClusterEval) -> list[Setting]:
     ]
 
 
-def _tail_notes(ctx: PlanContext, cluster: ClusterEval) -> list[str]:
-    """What RTT-TAIL-INSTABILITY finds on the cluster's links (the rule's own model
-    function, so the configuration and the finding agree)."""
-    opts = ctx.analysis.provider_options
-    limits = tail_limits(ctx.analysis.rules["RTT-TAIL-INSTABILITY"].parameters)
-    notes = []
-    for link in cluster.links:
-        _, reasons = link_tail_risk(link, opts, limits)
-        if reasons:
-            notes.append(f"{'-'.join(link.sites)}: {'; '.join(reasons)}")
-    return notes
-
-
 def _timeouts(ctx: PlanContext, cluster: ClusterEval) -> list[Setting]:
-    """The WAN recipe's timers where a tail finding asks for them, and the periods that
-    must exceed the highest RTT. Longer timers also mean a node that really died stalls
-    every commit for suspect_timeout instead of PT5S, so a clean link keeps the defaults."""
+    """The EVS timers RTT-TAIL-INSTABILITY advises for the cluster (the rule's own function,
+    so the configuration and the finding agree: each lengthened only where a link's silence
+    reaches it), and the periods that must exceed the highest RTT. Longer timers also mean a
+    node that really died stalls every commit for suspect_timeout instead of PT5S, so a link
+    whose silences reach no timer keeps the defaults."""
     current = ctx.analysis.provider_options
+    user = ctx.analysis.loaded.topology.galera.provider_options
+    limit = ctx.analysis.rules["RTT-TAIL-INSTABILITY"].parameters["max_silences_per_day"]
+    advice = cluster_timers(current, user, cluster, limit)
+    settings = _timer_settings(ctx, cluster, advice, limit)
     worst = max(cluster.links, key=lambda link: float(link.rtt.quantile(1.0)))
     top_ms = float(worst.rtt.quantile(1.0))
     above_rtt_s = math.floor(top_ms / 1000.0) + 1.0  # whole seconds above the highest RTT
-    notes = _tail_notes(ctx, cluster)
-    settings = _tail_timeouts(ctx, notes, top_ms, above_rtt_s) if notes else []
     for key in ("evs.delay_margin", "evs.join_retrans_period"):
+        if key in {s.name for s in settings} or key in user:
+            continue
         if float(current[key]) * 1000.0 <= top_ms:
             settings.append(
                 Setting(
                     name=key,
                     value=format_duration(above_rtt_s),
                     reason=f"must exceed the highest RTT, {top_ms:.1f} ms (Codership KB 'WAN "
-                    "Latency')" + _was(ctx, key),
+                    "Latency')",
                 )
             )
     return settings
 
 
-def _tail_timeouts(
-    ctx: PlanContext, notes: list[str], top_ms: float, above_rtt_s: float
+_TIMER_REASONS = {
+    "evs.keepalive_period": "keepalives on an idle link; must exceed the highest RTT "
+    "(Codership KB 'WAN Latency')",
+    "evs.delay_margin": "a peer silent beyond keepalive_period + this goes on the delayed list "
+    "(evicted when evs.auto_evict is set)",
+    "evs.suspect_timeout": "a member silent this long is suspected and dropped if all agree",
+    "evs.inactive_timeout": "declared dead without consensus; must exceed suspect_timeout",
+    "evs.install_timeout": "time to install a new view; within [keepalive_period, "
+    "inactive_timeout] (Galera's range check)",
+}
+
+
+def _timer_settings(
+    ctx: PlanContext, cluster: ClusterEval, advice: TimerAdvice, limit: float
 ) -> list[Setting]:
-    current = ctx.analysis.provider_options
-    values = {k: max(v, float(current[k]), above_rtt_s) for k, v in _WAN_RECIPE_S.items()}
-    # Galera's range checks: keepalive <= suspect / 3, install within [keepalive, inactive].
-    values["evs.suspect_timeout"] = max(
-        values["evs.suspect_timeout"], 3 * values["evs.keepalive_period"]
+    changed = advice.changed()
+    if not changed:
+        return []
+    notes = []
+    for link in cluster.links:
+        _, reasons = link_tail_risk(link, advice.given, limit)
+        if reasons:
+            notes.append(f"{'-'.join(link.sites)}: {'; '.join(reasons)}")
+    found = (
+        f"RTT-TAIL-INSTABILITY found {'; '.join(notes)}"
+        if notes
+        else "Galera's range checks after the other timers moved"
     )
-    if values["evs.inactive_timeout"] <= values["evs.suspect_timeout"]:
-        values["evs.inactive_timeout"] = 2 * values["evs.suspect_timeout"]
-    values["evs.install_timeout"] = min(
-        values["evs.install_timeout"], values["evs.inactive_timeout"]
-    )
-    wan = (
-        f"RTT-TAIL-INSTABILITY found {'; '.join(notes)}; Codership KB 'WAN Replication' "
-        "recipe PT3S/PT30S/PT1M/PT1M rides out such silences (up to about 30 s) instead of "
-        "evicting members and running state transfers"
-    )
-    reasons = {
-        "evs.keepalive_period": f"keepalives on an idle link; {wan}",
-        "evs.suspect_timeout": (
-            "a member silent this long is suspected and dropped if all agree; the price: "
-            f"commits wait up to {format_duration(values['evs.suspect_timeout'])} instead of "
-            "PT5S when a node really dies (MariaDB docs: wsrep_provider_options)"
-        ),
-        "evs.inactive_timeout": "declared dead without consensus; must exceed suspect_timeout",
-        "evs.install_timeout": "time to install a new view; within [keepalive_period, "
-        "inactive_timeout] (Galera's range check)",
-    }
-    return [
-        Setting(name=k, value=format_duration(v), reason=reasons[k] + _was(ctx, k))
-        for k, v in values.items()
-    ]
+    settings = []
+    for key, seconds in changed.items():
+        reason = f"{_TIMER_REASONS[key]}; {found}; lengthened only as far as the silences ask"
+        if key == "evs.suspect_timeout":
+            reason += (
+                f"; the price: commits wait up to {format_duration(seconds)} instead of "
+                f"{format_duration(float(advice.given.suspect_s))} when a node really dies "
+                "(MariaDB docs: wsrep_provider_options)"
+            )
+        settings.append(Setting(name=key, value=format_duration(seconds), reason=reason))
+    return settings
 
 
 def _recv_buffer(ctx: PlanContext, cluster: ClusterEval) -> list[Setting]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "arbitrator_placed",
     "bandwidth",
+    "cluster_timers",
     "commit_latency_slo",
     "failover_node_loss",
     "failover_site_loss",
@@ -18,12 +19,12 @@ __all__ = [
     "quorum_site_loss",
     "rtt_tail_instability",
     "send_window",
-    "tail_limits",
     "writeset_rounds",
 ]
 
 import math
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from advisor.engine import failover
@@ -32,6 +33,7 @@ from advisor.engine.failover import EventKind, Survival
 from advisor.engine.metrics import ClusterEval, Option
 from advisor.model import membership, pipeline, quorum
 from advisor.model.provider_options import format_duration
+from advisor.model.rtt import RttDistribution
 from advisor.rules.context import Context
 from advisor.rules.pack import RuleHit
 
@@ -333,61 +335,140 @@ def bandwidth(ctx: Context, p: Params) -> Iterator[RuleHit]:
 
 
 def rtt_tail_instability(ctx: Context, p: Params) -> Iterator[RuleHit]:
-    """A link inside a cluster has a tail or loss that threatens membership or commits: its
-    small-message round trips, or a sized tcp_rr measurement's (a write set's round trip)."""
-    opts = ctx.provider_options
-    keepalive_s = float(opts["evs.keepalive_period"])
-    suspect_s = float(opts["evs.suspect_timeout"])
-    limits = tail_limits(p)
+    """A link inside a cluster goes silent long enough, often enough, to reach an EVS timer:
+    its small-message round trips, or a sized tcp_rr measurement's (a write set's round
+    trip), in absolute time, loss bursts' retransmission timeouts included."""
+    limit = p["max_silences_per_day"]
     for option in ctx.options:
-        for link in {frozenset(x.sites): x for c in option.clusters for x in c.links}.values():
-            risk, reasons = link_tail_risk(link, opts, limits)
-            if reasons:
+        seen: set[frozenset[str]] = set()
+        for cluster in option.clusters:
+            advice = cluster_timers(
+                ctx.provider_options, ctx.topology.galera.provider_options, cluster, limit
+            )
+            for link in cluster.links:
+                if frozenset(link.sites) in seen:
+                    continue
+                seen.add(frozenset(link.sites))
+                risk, reasons = link_tail_risk(link, advice.given, limit)
+                if not reasons:
+                    continue
                 yield RuleHit(
                     "-".join(link.sites),
                     {
                         "option": option.architecture,
                         "sites": "-".join(link.sites),
+                        "cluster": ", ".join(cluster.sites),
                         "reasons": "; ".join(reasons),
                         "rtt_p50_ms": risk.rtt_p50_ms,
                         "rtt_top_ms": risk.rtt_top_ms,
                         "loss": risk.loss,
                         "delayed_per_day": risk.delayed_per_day,
                         "suspect_per_day": risk.suspect_per_day,
+                        "inactive_per_day": risk.inactive_per_day,
                         "delayed_bound_per_day": risk.delayed_bound_per_day,
-                        "keepalive": format_duration(max(keepalive_s, 3.0)),
-                        "suspect": format_duration(max(suspect_s, 30.0)),
-                        "inactive": format_duration(max(float(opts["evs.inactive_timeout"]), 60.0)),
-                        "install": format_duration(max(float(opts["evs.install_timeout"]), 60.0)),
+                        "keepalive": format_duration(advice.applied.keepalive_s),
+                        "suspect": format_duration(advice.applied.suspect_s),
+                        "inactive": format_duration(advice.applied.inactive_s),
+                        "install": format_duration(advice.applied.install_s),
+                        "advice": advice.text(),
                     },
                     option.architecture,
                 )
 
 
-def link_tail_risk(
-    link: LinkEvidence, opts: Mapping[str, Any], limits: membership.TailLimits
-) -> tuple[membership.TailRisk, list[str]]:
-    """A link's tail against the EVS timers: its small-message round trips, then each sized
-    tcp_rr measurement (what a write set of that size sees), reasons of both."""
-    timers = (
-        float(opts["evs.keepalive_period"]),
-        float(opts["evs.delay_margin"]),
-        float(opts["evs.suspect_timeout"]),
-    )
-    risk = membership.tail_risk(link.rtt, *timers, limits)
-    reasons = list(risk.reasons)
+# EvsTimers' fields and the provider options they stand for.
+TIMER_OPTIONS = {
+    "keepalive_s": "evs.keepalive_period",
+    "delay_margin_s": "evs.delay_margin",
+    "suspect_s": "evs.suspect_timeout",
+    "inactive_s": "evs.inactive_timeout",
+    "install_s": "evs.install_timeout",
+}
+
+
+@dataclass(frozen=True)
+class TimerAdvice:
+    """A cluster's EVS timers: in force, to apply, and those topology.yaml pins."""
+
+    given: membership.EvsTimers
+    applied: membership.EvsTimers
+    wanted: membership.EvsTimers  # what the silences ask for, pins aside
+    pinned: frozenset[str]  # provider option names
+
+    def changed(self) -> dict[str, float]:
+        """Option -> seconds, for the timers the design lengthens."""
+        return {
+            option: getattr(self.applied, field_name)
+            for field_name, option in TIMER_OPTIONS.items()
+            if getattr(self.applied, field_name) != getattr(self.given, field_name)
+        }
+
+    def text(self) -> str:
+        """The advice in the findings' words: what to set, what topology.yaml pins, and
+        whether the longest timer rides the silences out."""
+        changed = self.changed()
+        parts = []
+        if changed:
+            settings = "; ".join(f"{k}={format_duration(v)}" for k, v in changed.items())
+            parts.append(f"set {settings} (the generated configuration applies them)")
+        held = [
+            f"{option}={format_duration(getattr(self.given, field_name))}"
+            for field_name, option in TIMER_OPTIONS.items()
+            if option in self.pinned
+            and getattr(self.wanted, field_name) != getattr(self.given, field_name)
+        ]
+        if held:
+            parts.append(
+                f"topology.yaml pins {'; '.join(held)} (galera.provider_options), kept as "
+                "given: the silences ask for more"
+            )
+        if self.wanted.inactive_s >= membership.LONGEST_TIMER_S:
+            parts.append(
+                f"silences outlast even {format_duration(membership.LONGEST_TIMER_S)}: no timer "
+                "rides them out"
+            )
+        return "; ".join(parts) if parts else "the timers in force already ride them out"
+
+
+def cluster_timers(
+    options: Mapping[str, Any], user_options: Mapping[str, Any], cluster: ClusterEval, limit: float
+) -> TimerAdvice:
+    """The EVS timers that ride out the silences of a cluster's links
+    (:func:`membership.timers_for`), each lengthened only where a silence reaches it, the
+    user's own (``user_options``: topology.yaml ``galera.provider_options``) kept as given,
+    against the effective ``options``. What RTT-TAIL-INSTABILITY advises and the generated
+    configuration applies."""
+    given = membership.EvsTimers.of(options)
+    pinned = frozenset(user_options) & set(TIMER_OPTIONS.values())
+    rtts = [rtt for link in cluster.links for rtt, _ in _link_distributions(link)]
+    wanted = membership.timers_for(rtts, given, limit)
+    pins = {f for f, option in TIMER_OPTIONS.items() if option in pinned}
+    applied = membership.timers_for(rtts, given, limit, pinned=frozenset(pins))
+    return TimerAdvice(given, applied, wanted, pinned)
+
+
+def _link_distributions(link: LinkEvidence) -> list[tuple[RttDistribution, str]]:
+    """A link's small-message round trips, then each sized tcp_rr measurement's (what a write
+    set of that size sees), with the prefix of their reasons."""
+    found = [(link.rtt, "")]
     for measured in link.measurements:
-        if measured.method != "tcp_rr" or measured.distribution.basis == "point":
-            continue
-        sized = membership.tail_risk(measured.distribution, *timers, limits, tail_ratio=True)
-        size = f"{(measured.request_bytes or 0) / 1024:g} KB"
-        reasons += [f"tcp_rr at {size}: {reason}" for reason in sized.reasons]
+        if measured.method == "tcp_rr" and measured.request_bytes:
+            size = f"{measured.request_bytes / 1024:g} KB"
+            found.append((measured.distribution, f"tcp_rr at {size}: "))
+    return found
+
+
+def link_tail_risk(
+    link: LinkEvidence, timers: membership.EvsTimers, limit: float
+) -> tuple[membership.TailRisk, list[str]]:
+    """A link's silences against the EVS timers (:func:`membership.tail_risk`): its
+    small-message round trips' figures, and the reasons of every distribution measured on it."""
+    (small, _), *sized = _link_distributions(link)
+    risk = membership.tail_risk(small, timers, limit)
+    reasons = list(risk.reasons)
+    for rtt, prefix in sized:
+        reasons += [prefix + reason for reason in membership.tail_risk(rtt, timers, limit).reasons]
     return risk, reasons
-
-
-def tail_limits(p: Params) -> membership.TailLimits:
-    """RTT-TAIL-INSTABILITY's parameters as the model's limits."""
-    return membership.TailLimits(p["max_loss"], p["max_tail_ratio"], p["max_delayed_per_day"])
 
 
 def writeset_rounds(ctx: Context, p: Params) -> Iterator[RuleHit]:

@@ -1,0 +1,83 @@
+"""Issue 21, parts 2 and 4, as a user meets them: a link's silences judged against the EVS
+timers, and one set of provider options per design (findings, configuration, predictions).
+
+Every scenario goes through :func:`advisor.analysis.analyse` and
+:func:`advisor.documents.render.render_documents`, the calls behind ``advisor recommend`` and
+``advisor doc``, and reads the generated files.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from advisor.analysis import analyse
+from advisor.documents.render import render_documents
+from advisor.inputs.loading import parse_topology
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def provider_options(files: dict[str, str]) -> dict[str, dict[str, str]]:
+    """Each generated galera-*.cnf's wsrep_provider_options, as name -> value."""
+    found = {}
+    for name, text in files.items():
+        if not re.fullmatch(r"config/galera-.*\.cnf", name):
+            continue
+        (line,) = re.findall(r'^wsrep_provider_options = "(.*)"$', text, re.MULTILINE)
+        found[name] = dict(part.split("=", 1) for part in line.split("; "))
+    return found
+
+
+EVS_TIMERS = (
+    "evs.keepalive_period",
+    "evs.delay_margin",
+    "evs.suspect_timeout",
+    "evs.inactive_timeout",
+    "evs.install_timeout",
+)
+
+
+def test_amsterdam_metro_keeps_the_evs_timers_at_their_defaults() -> None:
+    # ams-1-ams-2's sockperf tail: max 4.5 ms, 9x its 0.5 ms median, a thousand times shorter
+    # than the shortest EVS timer (keepalive PT1S): no finding, and the payments cluster's
+    # nodes keep suspect_timeout PT5S (a dead node stalls commits 5 s, not 30).
+    analysis = analyse(REPO / "examples" / "amsterdam-metro" / "topology.yaml")
+    assert not [f for f in analysis.findings if f.rule == "RTT-TAIL-INSTABILITY"]
+    options = provider_options(render_documents(analysis, ()))
+    assert options  # one file per site of the chosen single cluster
+    for name, values in options.items():
+        assert not set(EVS_TIMERS) & set(values), (name, values)
+
+
+LONG_SILENCE = """
+name: long-silence
+sites: [{name: a}, {name: b}, {name: c}]
+links:
+  - sites: [a, b]
+    measurements:
+      - {method: icmp, samples_ms: [20, 20, 20, 20, 20, 20, 20, 20, 20, 20, 20, 6500]}
+  - {sites: [a, c], measurements: [{method: icmp, samples_ms: [1, 1.1]}]}
+  - {sites: [b, c], measurements: [{method: icmp, samples_ms: [1, 1.1]}]}
+"""
+
+
+def test_a_link_silent_for_seconds_still_gets_the_timer_advice_and_the_config_applies_it() -> None:
+    # One round trip in 12 lasts 6.5 s: it reaches keepalive (1 s), the delayed list (2 s) and
+    # suspect_timeout (5 s), 7,200 times a day each. keepalive to 7 s (above 6.5 s); suspect
+    # to 7 s beyond the silence, but Galera wants keepalive <= suspect / 3: 21 s; inactive
+    # 15 s must exceed it: 42 s; install into [7, 42]: 7.5 s stays.
+    analysis = analyse(parse_topology(LONG_SILENCE))
+    (finding, *_) = [
+        f
+        for f in analysis.findings
+        if f.rule == "RTT-TAIL-INSTABILITY" and f.option == analysis.chosen.architecture
+    ]
+    assert "about 7,200 silences a day beyond evs.suspect_timeout (5 s)" in finding.message
+    advice = "evs.keepalive_period=PT7S; evs.suspect_timeout=PT21S; evs.inactive_timeout=PT42S"
+    assert f"set {advice} (the generated configuration applies them)" in finding.message
+    for name, values in provider_options(render_documents(analysis, ())).items():
+        assert values["evs.keepalive_period"] == "PT7S", name
+        assert values["evs.suspect_timeout"] == "PT21S", name
+        assert values["evs.inactive_timeout"] == "PT42S", name
+        assert "evs.install_timeout" not in values, name
