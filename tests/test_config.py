@@ -83,9 +83,20 @@ def test_send_window_follows_the_rule_power_of_two_above_peak_times_headroom() -
     assert options["evs.user_send_window"] == expected // 2
 
 
-def test_send_window_without_a_commit_rate_takes_the_vendors_512() -> None:
-    options = options_of(plan_configuration(run(THREE_SITES), "single_cluster"))
-    assert (options["evs.send_window"], options["evs.user_send_window"]) == (512, 256)
+def test_send_window_without_a_commit_rate_keeps_what_the_predictions_use() -> None:
+    # Nothing sizes the windows without a peak rate: the design keeps the defaults, predicts
+    # with them, and says what to give (no longer 512 written while 4/2 was predicted).
+    analysis = run(THREE_SITES)
+    assert (
+        analysis.provider_options["evs.send_window"],
+        analysis.provider_options["evs.user_send_window"],
+    ) == (4, 2)
+    plan = plan_configuration(analysis, "single_cluster")
+    options = options_of(plan)
+    assert (options["evs.send_window"], options["evs.user_send_window"]) == (4, 2)
+    (window,) = [s for s in plan.clusters[0].provider_options if s.name == "evs.send_window"]
+    reason = window.reason
+    assert "give workload.commits_per_s" in reason
 
 
 def test_send_window_kept_when_the_default_carries_the_peak() -> None:

@@ -8,12 +8,16 @@ Every scenario goes through :func:`advisor.analysis.analyse` and
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
-from advisor.analysis import analyse
+from advisor.analysis import Analysis, analyse
+from advisor.config.plan import plan_configuration
 from advisor.documents.render import render_documents
 from advisor.inputs.loading import parse_topology
+from advisor.recommendation import recommend
+from advisor.text.report import to_json
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -81,3 +85,77 @@ def test_a_link_silent_for_seconds_still_gets_the_timer_advice_and_the_config_ap
         assert values["evs.suspect_timeout"] == "PT21S", name
         assert values["evs.inactive_timeout"] == "PT42S", name
         assert "evs.install_timeout" not in values, name
+
+
+FIVE_MB = """
+name: five-mb
+sites: [{name: a}, {name: b}, {name: c}]
+links:
+  - sites: [a, b]
+    bandwidth_mbps: 10000
+    measurements: [{method: icmp, samples_ms: [20, 20.2, 20.4]}]
+  - sites: [a, c]
+    bandwidth_mbps: 10000
+    measurements: [{method: icmp, samples_ms: [20, 20.2, 20.4]}]
+  - {sites: [b, c], bandwidth_mbps: 10000, measurements: [{method: icmp, samples_ms: [1, 1.1]}]}
+workload:
+  commits_per_s: {peak: 20}
+  writeset_bytes: {p50: 5000000, p99: 5000000}
+"""
+
+
+def _single(result: dict) -> dict:
+    return next(o for o in result["options"] if o["architecture"] == "single_cluster")
+
+
+def test_the_5_mb_design_applies_the_windows_it_advises_and_predicts_with_them() -> None:
+    # 5 MB is ceil(5,000,000 / 32,728) = 153 EVS messages: at the defaults 2/4 that is 39
+    # commit paths; the user window 153 rounded up to a power of two, 256, and the send window
+    # twice that, 512, send it at once. Findings, cnf and predictions all read 256/512.
+    text = FIVE_MB
+    result = json.loads(to_json(recommend(parse_topology(text))))
+    analysis = analyse(parse_topology(text))
+    single = analysis.option("single_cluster")
+    assert (single.clusters[0].user_window, single.clusters[0].send_window) == (256, 512)
+    for rule in ("WRITESET-ROUNDS", "SEND-WINDOW"):
+        (finding,) = [
+            f for f in analysis.findings if f.rule == rule and f.option == "single_cluster"
+        ]
+        assert (finding.values["user_send_window"], finding.values["send_window"]) == (256, 512)
+        assert (
+            "evs.user_send_window=256; evs.send_window=512 (the generated configuration "
+            "applies them and the predictions use them)"
+        ) in finding.message
+    plan_options = _plan_windows(analysis, "single_cluster")
+    assert plan_options == {(256, 512)}
+    # The same topology with the defaults pinned: the design keeps them, the finding says so,
+    # and the commit the JSON reports is the one 39 commit paths cost.
+    pinned_text = (
+        text + "galera: {provider_options: {evs.send_window: 4, evs.user_send_window: 2}}\n"
+    )
+    pinned = json.loads(to_json(recommend(parse_topology(pinned_text))))
+    designed_ms = _single(result)["commit_latency_ms"]["p50"]
+    defaults_ms = _single(pinned)["commit_latency_ms"]["p50"]
+    # One path of about 20 ms plus 5 MB at 10 Gbit/s and slow start, against 39 paths.
+    assert designed_ms < 100.0 < 20.0 * 38 < defaults_ms
+    (held,) = [
+        f
+        for f in analyse(parse_topology(pinned_text)).findings
+        if f.rule == "WRITESET-ROUNDS" and f.option == "single_cluster"
+    ]
+    assert (
+        "galera.provider_options in topology.yaml pins evs.user_send_window=2; "
+        "evs.send_window=4: the design keeps them as given and its predictions use them"
+    ) in held.message
+    assert _plan_windows(analyse(parse_topology(pinned_text)), "single_cluster") == {(2, 4)}
+
+
+def _plan_windows(analysis: Analysis, option: str) -> set[tuple[int, int]]:
+    """(user, send) windows of every galera cnf of ``option``'s configuration."""
+    plan = plan_configuration(analysis, option)
+    found = set()
+    for cluster in plan.clusters:
+        for site in cluster.site_plans:
+            values = {s.name: s.value for s in site.provider_options}
+            found.add((int(values["evs.user_send_window"]), int(values["evs.send_window"])))
+    return found

@@ -32,8 +32,7 @@ from typing import TYPE_CHECKING
 
 from advisor.config import tls
 from advisor.config.model import GarbdPlan, PlanContext, Setting
-from advisor.model.pipeline import send_window_for
-from advisor.model.provider_options import format_duration, option_text
+from advisor.model.provider_options import FLAVOR_DEFAULTS, format_duration, option_text
 from advisor.rules.cluster import TimerAdvice, cluster_timers, link_tail_risk
 
 if TYPE_CHECKING:
@@ -43,10 +42,6 @@ if TYPE_CHECKING:
 # (https://galeracluster.com/library/kb/single-master-setup.html).
 _FC_LIMIT_ONE_WRITER = 256
 _FC_FACTOR_ONE_WRITER = 0.99
-# Vendors' only numeric WAN advice for the send windows: "e.g. 512" (Codership's Galera
-# Parameters, above; https://mariadb.com/kb/en/wsrep_provider_options/;
-# https://docs.percona.com/percona-xtradb-cluster/8.0/wsrep-provider-index.html).
-_VENDOR_WAN_SEND_WINDOW = 512
 # socket.recv_buf_size stayed at 212,992 bytes before these releases (codership/galera#552:
 # https://github.com/mariadb-corporation/galera/issues/552).
 _AUTO_RECV_BUF_SINCE = {3: 29, 4: 5}
@@ -219,8 +214,9 @@ def provider_options(ctx: PlanContext, index: int) -> list[Setting]:
     """The provider options every member of cluster ``index`` shares."""
     cluster = ctx.option.clusters[index]
     settings: list[Setting] = []
+    settings += _windows(ctx, cluster)
     if len(cluster.members) > 1:
-        settings += _windows(ctx, cluster) + _timeouts(ctx, cluster) + _recv_buffer(ctx, cluster)
+        settings += _timeouts(ctx, cluster) + _recv_buffer(ctx, cluster)
     if voters_of(ctx, index) > 1:
         settings += _gcache(ctx, index)
     settings += tls.provider_options(ctx)
@@ -235,52 +231,55 @@ def _was(ctx: PlanContext, key: str) -> str:
 
 
 def _windows(ctx: PlanContext, cluster: ClusterEval) -> list[Setting]:
-    name = ", ".join(cluster.sites)
-    fired = any(f.subject == name for f in ctx.findings("SEND-WINDOW"))
-    current = ctx.analysis.provider_options
+    """The send windows of the design: the cluster's as the analysis evaluated the option
+    (advisor.analysis.design_windows), the ones its findings advise and its predictions used;
+    topology.yaml's kept as given."""
+    user, send = cluster.user_window, cluster.send_window
+    given = ctx.analysis.loaded.topology.galera.provider_options
+    sized = ctx.analysis.option_reasons.get(ctx.option.architecture, {})
+    default = FLAVOR_DEFAULTS[ctx.flavor]
     commits = ctx.analysis.topology.workload.commits_per_s
-    if fired and commits is not None:
-        params = ctx.analysis.rules["SEND-WINDOW"].parameters
-        peak = commits.design_value
-        send = send_window_for(
-            peak * params["headroom"],
-            cluster.safe_period_ms,
-            cluster.writesets_per_message,
-            int(params["min_window"]),
+
+    def why(key: str) -> str:
+        if key in given:
+            return (
+                "from galera.provider_options in topology.yaml, kept as given; the predictions "
+                "use it"
+            )
+        if key in sized:
+            return f"{sized[key]}; the predictions use it"
+        if commits is None:
+            return (
+                f"the {ctx.flavor} default, which the predictions use: with no peak commit rate "
+                "in topology.yaml SEND-WINDOW cannot size it (the vendors' WAN advice, "
+                "'considerably higher, e.g. 512', is for a window that binds: give "
+                "workload.commits_per_s)"
+            )
+        return (
+            f"the {ctx.flavor} default, which the predictions use: it carries "
+            f"{cluster.window_limit_commits_per_s:.0f} commits/s at this cluster's "
+            f"{cluster.safe_period_ms:.1f} ms commit round, enough for the peak "
+            f"{commits.design_value:g}/s (SEND-WINDOW and WRITESET-ROUNDS are quiet)"
         )
-        user = max(send // 2, 1)
-        why = (
-            f"SEND-WINDOW: with evs.send_window={cluster.send_window} one node replicates at "
-            f"most {cluster.window_limit_commits_per_s:.0f} commits/s at a "
-            f"{cluster.safe_period_ms:.1f} ms commit round ({cluster.writesets_per_message:g} "
-            f"write sets per message), short of the peak {peak:g}/s times the rule's "
-            "headroom; half the send window that carries it, rounded up to a power of two "
-            "(Galera parameters: evs.user_send_window; gcomm/src/evs_proto.cpp)"
-        )
-    elif commits is None:
-        send, user = _VENDOR_WAN_SEND_WINDOW, _VENDOR_WAN_SEND_WINDOW // 2
-        why = (
-            "no peak commit rate in topology.yaml, so the vendors' WAN example is used: "
-            "'considerably higher, e.g. 512' (Codership, MariaDB and Percona docs)"
-        )
-    else:
-        user, send = int(current["evs.user_send_window"]), int(current["evs.send_window"])
-        why = (
-            f"the current window carries {cluster.window_limit_commits_per_s:.0f} commits/s "
-            f"at this commit round, enough for the peak {commits.design_value:g}/s "
-            "(SEND-WINDOW is quiet): kept"
-        )
-    send = max(send, user)
+
+    if len(cluster.members) < 2 and (user, send) == (
+        default["evs.user_send_window"],
+        default["evs.send_window"],
+    ):
+        return []  # inside one site at the defaults: nothing to say
     return [
         Setting(
             name="evs.send_window",
             value=send,
-            reason="twice the user window: Codership advises user_send_window about half "
-            "of send_window; the backlog drains with this one (Galera parameters: evs.send_window)"
-            + _was(ctx, "evs.send_window"),
+            reason="drains the backlog; Codership advises user_send_window about half of it "
+            f"(Galera parameters: evs.send_window): {why('evs.send_window')}",
         ),
         Setting(
-            name="evs.user_send_window", value=user, reason=why + _was(ctx, "evs.user_send_window")
+            name="evs.user_send_window",
+            value=user,
+            reason="messages a node may send into an empty queue beyond what every member "
+            "acknowledged (Galera parameters: evs.user_send_window): "
+            + why("evs.user_send_window"),
         ),
     ]
 

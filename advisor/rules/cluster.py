@@ -14,11 +14,15 @@ __all__ = [
     "commit_latency_slo",
     "failover_node_loss",
     "failover_site_loss",
+    "given_options",
     "link_tail_risk",
     "quorum_node_loss",
     "quorum_site_loss",
+    "rounds_need",
     "rtt_tail_instability",
     "send_window",
+    "send_window_need",
+    "window_advice",
     "writeset_rounds",
 ]
 
@@ -32,7 +36,7 @@ from advisor.engine.evidence import LinkEvidence
 from advisor.engine.failover import EventKind, Survival
 from advisor.engine.metrics import ClusterEval, Option
 from advisor.model import membership, pipeline, quorum
-from advisor.model.provider_options import format_duration
+from advisor.model.provider_options import effective_options, format_duration
 from advisor.model.rtt import RttDistribution
 from advisor.rules.context import Context
 from advisor.rules.pack import RuleHit
@@ -269,32 +273,138 @@ def arbitrator_placed(ctx: Context, p: Params) -> Iterator[RuleHit]:
             )
 
 
+WINDOWS = ("evs.user_send_window", "evs.send_window")
+
+
+def send_window_need(
+    cluster: ClusterEval, send_window: int, peak_per_s: float, p: Params
+) -> int | None:
+    """SEND-WINDOW's judgement and sizing: the ``evs.send_window`` that carries the peak times
+    the rule's headroom at the cluster's commit round (:func:`pipeline.send_window_for`), when
+    ``send_window`` does not; None when it does, or the cluster has one site.
+
+    The analysis calls it to choose the windows the design applies and predicts with; the rule,
+    to say what the windows in force cost."""
+    if len(cluster.members) < 2:
+        return None
+    wanted = peak_per_s * p["headroom"]
+    period = cluster.safe_period_ms
+    per_message = cluster.writesets_per_message
+    if pipeline.window_limit_commits_per_s(send_window, period, per_message) >= wanted:
+        return None
+    return pipeline.send_window_for(wanted, period, per_message, int(p["min_window"]))
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """What a p99 write set costs in commit paths at some windows (WRITESET-ROUNDS)."""
+
+    messages: int  # EVS messages of the p99 write set
+    paths: int  # commit paths before its last message leaves, plus the one it travels
+    reply_ms: float  # the wait for a first reply, when the last message waits for one [ms]
+    path_ms: float  # one commit path [ms]
+    extra_ms: float  # beyond one commit path [ms]
+    user_send_window: int  # the windows that send every message at once
+    send_window: int
+
+
+def rounds_need(
+    cluster: ClusterEval, writeset_bytes: float, user_window: int, send_window: int, p: Params
+) -> Rounds | None:
+    """WRITESET-ROUNDS' judgement and sizing: a write set of ``writeset_bytes`` at these
+    windows costs at least ``min_extra_ms`` beyond one commit path; the windows that send it
+    in one (the user window the message count rounded up to a power of two, the send window
+    twice that). None when it costs less, or the cluster has one site."""
+    if len(cluster.members) < 2:
+        return None
+    messages = int(pipeline.fragment_count(writeset_bytes, cluster.fragment_bytes))
+    rounds, reply = pipeline.send_rounds([messages], user_window, send_window)
+    path = cluster.safe_period_ms
+    # Beyond one path: the extra paths, and the wait for the nearest member's reply.
+    reply_ms = max(cluster.first_reply_ms.values(), default=0.0) if bool(reply[0]) else 0.0
+    extra_ms = float(rounds[0]) * path + reply_ms
+    if extra_ms < p["min_extra_ms"]:
+        return None
+    user = 2 ** math.ceil(math.log2(messages))  # every fragment leaves at once
+    return Rounds(messages, int(rounds[0]) + 1, reply_ms, path, extra_ms, user, 2 * user)
+
+
+def given_options(ctx: Context) -> dict[str, Any]:
+    """The options in force before the design: the flavour's defaults with topology.yaml's."""
+    galera = ctx.topology.galera
+    return effective_options(galera.flavor, galera.provider_options)
+
+
+def window_advice(
+    ctx: Context, cluster: ClusterEval, needed: Mapping[str, int]
+) -> tuple[dict[str, int], str]:
+    """The windows a finding advises and what the design does with them: the design's own
+    (the cluster's, which its predictions use: advisor.analysis) where it changed a window, the
+    finding's ``needed`` where topology.yaml pins it (kept as given, and said so). Returns
+    the windows and the words on the design, `` (the design applies them ...)`` or empty."""
+    given = given_options(ctx)
+    pinned = ctx.topology.galera.provider_options
+    shown: dict[str, int] = {}
+    applied, held = [], []
+    designed = {"evs.user_send_window": cluster.user_window, "evs.send_window": cluster.send_window}
+    for key in WINDOWS:
+        design = int(designed[key])
+        if key in pinned:
+            shown[key] = max(int(needed[key]), int(given[key]))
+            if shown[key] != design:
+                held.append(f"{key}={design}")
+        else:
+            shown[key] = design if design != int(given[key]) else int(needed[key])
+            if design != int(given[key]):
+                applied.append(key)
+    shown["evs.user_send_window"] = min(shown["evs.user_send_window"], shown["evs.send_window"])
+    notes = []
+    if applied:
+        them = "them" if len(applied) == 2 else "it"
+        notes.append(
+            f"the generated configuration applies {'them' if len(applied) == 2 else applied[0]}"
+            f" and the predictions use {them}"
+        )
+    if held:
+        notes.append(
+            f"galera.provider_options in topology.yaml pins {'; '.join(held)}: the design keeps "
+            f"{'it' if len(held) == 1 else 'them'} as given and its predictions use "
+            f"{'it' if len(held) == 1 else 'them'}; change {'it' if len(held) == 1 else 'them'} "
+            "there"
+        )
+    return shown, f" ({'; '.join(notes)})" if notes else ""
+
+
 def send_window(ctx: Context, p: Params) -> Iterator[RuleHit]:
-    """The send windows cap commits per second below the peak at this round trip."""
+    """The send windows in force (the flavour's defaults, or topology.yaml's) cap commits per
+    second below the peak at the commit round of the design."""
     commits = ctx.topology.workload.commits_per_s
     if commits is None:
         return
     peak = commits.design_value
+    given = given_options(ctx)
+    window = int(given["evs.send_window"])
     for option, cluster in ctx.clusters():
-        limit = cluster.window_limit_commits_per_s
-        if len(cluster.members) < 2 or limit >= peak * p["headroom"]:
+        send = send_window_need(cluster, window, peak, p)
+        if send is None:
             continue
-        send = pipeline.send_window_for(
-            peak * p["headroom"],
-            cluster.safe_period_ms,
-            cluster.writesets_per_message,
-            int(p["min_window"]),
+        shown, design = window_advice(
+            ctx, cluster, {"evs.user_send_window": max(send // 2, 1), "evs.send_window": send}
         )
         yield _cluster_hit(
             option,
             cluster,
-            limit_per_s=limit,
+            limit_per_s=pipeline.window_limit_commits_per_s(
+                window, cluster.safe_period_ms, cluster.writesets_per_message
+            ),
             peak_per_s=peak,
-            window=cluster.send_window,
+            window=window,
             writesets_per_message=cluster.writesets_per_message,
             safe_period_ms=cluster.safe_period_ms,
-            user_send_window=max(send // 2, 1),
-            send_window=send,
+            needed_send_window=send,
+            user_send_window=shown["evs.user_send_window"],
+            send_window=shown["evs.send_window"],
+            design=design,
         )
 
 
@@ -472,32 +582,34 @@ def link_tail_risk(
 
 
 def writeset_rounds(ctx: Context, p: Params) -> Iterator[RuleHit]:
-    """A large write set crosses the send windows in several commit paths, not one."""
+    """A large write set crosses the send windows in force in several commit paths, not one."""
     size = ctx.writeset_p99_bytes
+    given = given_options(ctx)
+    user, window = int(given["evs.user_send_window"]), int(given["evs.send_window"])
     for option, cluster in ctx.clusters():
-        if len(cluster.members) < 2:
+        need = rounds_need(cluster, size, user, window, p)
+        if need is None:
             continue
-        messages = int(pipeline.fragment_count(size, cluster.fragment_bytes))
-        rounds, reply = pipeline.send_rounds([messages], cluster.user_window, cluster.send_window)
-        path = cluster.safe_period_ms
-        # Beyond one path: the extra paths, and the wait for the nearest member's reply.
-        reply_ms = max(cluster.first_reply_ms.values(), default=0.0) if bool(reply[0]) else 0.0
-        extra_ms = float(rounds[0]) * path + reply_ms
-        if extra_ms < p["min_extra_ms"]:
-            continue
-        user = 2 ** math.ceil(math.log2(messages))  # every fragment leaves at once
+        shown, design = window_advice(
+            ctx,
+            cluster,
+            {"evs.user_send_window": need.user_send_window, "evs.send_window": need.send_window},
+        )
         yield _cluster_hit(
             option,
             cluster,
             writeset_bytes=size,
-            messages=messages,
+            messages=need.messages,
             fragment_bytes=cluster.fragment_bytes,
-            paths=int(rounds[0]) + 1,
-            waits_reply="" if not reply_ms else f" and waits {reply_ms:.1f} ms for a first reply",
-            path_ms=path,
-            extra_ms=extra_ms,
-            window=cluster.send_window,
-            user_window=cluster.user_window,
-            user_send_window=user,
-            send_window=2 * user,
+            paths=need.paths,
+            waits_reply=(
+                "" if not need.reply_ms else f" and waits {need.reply_ms:.1f} ms for a first reply"
+            ),
+            path_ms=need.path_ms,
+            extra_ms=need.extra_ms,
+            window=window,
+            user_window=user,
+            user_send_window=shown["evs.user_send_window"],
+            send_window=shown["evs.send_window"],
+            design=design,
         )
