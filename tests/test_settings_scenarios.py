@@ -147,7 +147,15 @@ def test_the_5_mb_design_applies_the_windows_it_advises_and_predicts_with_them()
         "galera.provider_options in topology.yaml pins evs.user_send_window=2; "
         "evs.send_window=4: the design keeps them as given and its predictions use them"
     ) in held.message
-    assert _plan_windows(analyse(parse_topology(pinned_text)), "single_cluster") == {(2, 4)}
+    pinned_plan = plan_configuration(analyse(parse_topology(pinned_text)), "single_cluster")
+    for cluster in pinned_plan.clusters:
+        for site in cluster.site_plans:
+            windows = [s for s in site.provider_options if s.name.endswith("send_window")]
+            assert [(s.name, s.value) for s in windows] == [
+                ("evs.send_window", 4),
+                ("evs.user_send_window", 2),
+            ]
+            assert all("topology.yaml, kept as given" in s.reason for s in windows)
 
 
 def _plan_windows(analysis: Analysis, option: str) -> set[tuple[int, int]]:
@@ -159,3 +167,26 @@ def _plan_windows(analysis: Analysis, option: str) -> set[tuple[int, int]]:
             values = {s.name: s.value for s in site.provider_options}
             found.add((int(values["evs.user_send_window"]), int(values["evs.send_window"])))
     return found
+
+
+def test_windows_beyond_galeras_range_are_capped_and_said() -> None:
+    # 50,000 commits/s of 2.26 MB write sets over a 27,296 km route: SEND-WINDOW's sizing asks
+    # for more than 1,000,000 messages in flight, beyond Galera's range: the design caps the
+    # window at 2^19 = 524,288 and its reason says so.
+    text = """
+name: far
+sites:
+  - {name: a, location: {lat: 0.0, lon: 0.0}, nodes: 1}
+  - {name: b, location: {lat: 0.0, lon: 0.0}, nodes: 1, writes: false}
+  - {name: c, location: {lat: 0.0, lon: 0.0}, nodes: 1, writes: false}
+links:
+  - {sites: [a, b], route_km: 27296.0}
+  - {sites: [a, c], route_km: 1.0}
+  - {sites: [b, c], route_km: 1.0}
+workload: {commits_per_s: 50000.0, writeset_bytes: 2258233.0, local_commit_ms: 1.0}
+"""
+    analysis = analyse(parse_topology(text))
+    single = analysis.option("single_cluster").clusters[0]
+    assert single.send_window == 2**19
+    reason = analysis.option_reasons["single_cluster"]["evs.send_window"]
+    assert "capped at 524288" in reason
