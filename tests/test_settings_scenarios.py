@@ -79,7 +79,7 @@ def test_a_link_silent_for_seconds_still_gets_the_timer_advice_and_the_config_ap
     ]
     assert "about 7,200 silences a day beyond evs.suspect_timeout (5 s)" in finding.message
     advice = "evs.keepalive_period=PT7S; evs.suspect_timeout=PT21S; evs.inactive_timeout=PT42S"
-    assert f"set {advice} (the generated configuration applies them)" in finding.message
+    assert f"set {advice} (this option's configuration applies them)" in finding.message
     for name, values in provider_options(render_documents(analysis, ())).items():
         assert values["evs.keepalive_period"] == "PT7S", name
         assert values["evs.suspect_timeout"] == "PT21S", name
@@ -123,8 +123,8 @@ def test_the_5_mb_design_applies_the_windows_it_advises_and_predicts_with_them()
         ]
         assert (finding.values["user_send_window"], finding.values["send_window"]) == (256, 512)
         assert (
-            "evs.user_send_window=256; evs.send_window=512 (the generated configuration "
-            "applies them and the predictions use them)"
+            "evs.user_send_window=256; evs.send_window=512 (this option's configuration "
+            "applies them and its predictions use them)"
         ) in finding.message
     plan_options = _plan_windows(analysis, "single_cluster")
     assert plan_options == {(256, 512)}

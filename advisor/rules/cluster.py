@@ -362,8 +362,8 @@ def window_advice(
     if applied:
         them = "them" if len(applied) == 2 else "it"
         notes.append(
-            f"the generated configuration applies {'them' if len(applied) == 2 else applied[0]}"
-            f" and the predictions use {them}"
+            f"this option's configuration applies {'them' if len(applied) == 2 else applied[0]}"
+            f" and its predictions use {them}"
         )
     if held:
         notes.append(
@@ -520,7 +520,7 @@ class TimerAdvice:
         parts = []
         if changed:
             settings = "; ".join(f"{k}={format_duration(v)}" for k, v in changed.items())
-            parts.append(f"set {settings} (the generated configuration applies them)")
+            parts.append(f"set {settings} (this option's configuration applies them)")
         held = [
             f"{option}={format_duration(getattr(self.given, field_name))}"
             for field_name, option in TIMER_OPTIONS.items()
