@@ -14,7 +14,14 @@ verdict sits within Monte Carlo noise of a threshold may go either way.
 
 from __future__ import annotations
 
-__all__ = ["AFTER_VERDICT", "SCREEN_DRAWS", "Analysis", "analyse", "verdict_label"]
+__all__ = [
+    "AFTER_VERDICT",
+    "SCREEN_DRAWS",
+    "Analysis",
+    "analyse",
+    "design_windows",
+    "verdict_label",
+]
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -30,8 +37,10 @@ from advisor.engine.workload import WritesetSizes, writeset_sizes
 from advisor.errors import AdvisorError
 from advisor.inputs.loading import LoadedTopology, load_topology
 from advisor.inputs.topology import Topology
+from advisor.model import pipeline
 from advisor.model.provider_options import OptionValue
 from advisor.result import Finding
+from advisor.rules import cluster as cluster_rules
 from advisor.rules.context import Context
 from advisor.rules.pack import Rule, RulesDirs, Scope, load_rules
 from advisor.rules.registry import blocks, evaluate, rule_ids
@@ -65,7 +74,13 @@ class Analysis:
     writeset_bytes
         The write-set sizes every stage used [bytes].
     provider_options
-        The effective Galera provider options: the flavour's defaults with topology.yaml's.
+        The Galera provider options in force before the design: the flavour's defaults with
+        topology.yaml's (kept as given by every design).
+    option_reasons
+        Per architecture, the send windows its design raised above ``provider_options`` and
+        why (the rule and cluster that asked: :func:`design_windows`). The option's clusters
+        were evaluated with them (``ClusterEval.send_window``, ``user_window``): the windows
+        its findings advise, its configuration applies and its predictions use.
     data_sites, writing_sites
         Sites with data nodes, and those among them whose applications write.
     lan_commit_ms
@@ -94,6 +109,7 @@ class Analysis:
     findings: tuple[Finding, ...]
     chosen: Option
     estimate_ends: Mapping[str, str] = field(default_factory=dict)
+    option_reasons: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     @property
     def topology(self) -> Topology:
@@ -171,7 +187,100 @@ def analyse(topology: LoadedTopology | str | Path, *, rules_dirs: RulesDirs = ()
         findings=tuple(findings),
         chosen=run.chosen,
         estimate_ends=ends,
+        option_reasons=run.reasons,
     )
+
+
+# Re-evaluations at most, to settle an option's windows (advisor.analysis._analyse_links): the
+# windows that send a p99 write set at once (WRITESET-ROUNDS), then those that carry the peak
+# at the commit round those give (SEND-WINDOW). Each step only raises a window.
+_DESIGN_PASSES = 2
+# The largest window a design applies: the largest power of two within the range the option
+# parser (advisor.model.provider_options) and Galera accept for the windows.
+MAX_WINDOW = 2**19
+
+
+def _with_windows(topology: Topology, windows: tuple[int, int]) -> Topology:
+    """``topology`` with its provider options' ``(user, send)`` windows set."""
+    options = {**topology.galera.provider_options}
+    options.update(zip(cluster_rules.WINDOWS, windows, strict=True))
+    galera = topology.galera.model_copy(update={"provider_options": options})
+    return topology.model_copy(update={"galera": galera})
+
+
+def design_windows(
+    options: tuple[Option, ...],
+    rules: Mapping[str, Rule],
+    sizes: WritesetSizes,
+    current: Mapping[str, OptionValue],
+    loaded: LoadedTopology,
+) -> dict[str, tuple[int, str]]:
+    """The send windows to raise, with why: first the windows that send the p99 write set in
+    one commit path where WRITESET-ROUNDS finds it costs more, else the send window that
+    carries the peak where SEND-WINDOW finds the current one short (the rules' own sizing
+    functions, over every cluster of the judged options); none that topology.yaml pins."""
+    pinned = loaded.topology.galera.provider_options
+    user, send = int(current["evs.user_send_window"]), int(current["evs.send_window"])
+    wanted: dict[str, tuple[int, str]] = {}
+
+    def ask(key: str, value: int, why: str) -> None:
+        if value > MAX_WINDOW:
+            value = MAX_WINDOW
+            why = (
+                f"{why}; capped at {MAX_WINDOW}, the largest power of two Galera's option "
+                "range (1 to 1,000,000) admits"
+            )
+        if key not in pinned and value > max(int(current[key]), wanted.get(key, (0, ""))[0]):
+            wanted[key] = (value, why)
+
+    clusters = [(o, c) for o in options for c in o.clusters]
+    if "WRITESET-ROUNDS" in rules:
+        for option, cluster in clusters:
+            need = cluster_rules.rounds_need(
+                cluster, sizes.p99_bytes, user, send, rules["WRITESET-ROUNDS"].parameters
+            )
+            if need is None:
+                continue
+            why = (
+                f"WRITESET-ROUNDS: under {option.architecture}, the cluster of "
+                f"{', '.join(cluster.sites)} sends a p99 write set of {sizes.p99_bytes:,.0f} "
+                f"bytes as {need.messages} EVS messages in {need.paths} commit paths at "
+                f"evs.user_send_window {user} / evs.send_window {send}; a user window of the "
+                "message count rounded up to a power of two sends them at once, the send "
+                "window twice that"
+            )
+            ask("evs.user_send_window", need.user_send_window, why)
+            ask("evs.send_window", need.send_window, why)
+    commits = loaded.topology.workload.commits_per_s
+    if not wanted and commits is not None and "SEND-WINDOW" in rules:
+        params = rules["SEND-WINDOW"].parameters
+        for option, cluster in clusters:
+            window = cluster_rules.send_window_need(cluster, send, commits.design_value, params)
+            if window is None:
+                continue
+            limit = pipeline.window_limit_commits_per_s(
+                send, cluster.safe_period_ms, cluster.writesets_per_message
+            )
+            why = (
+                f"SEND-WINDOW: under {option.architecture}, the cluster of "
+                f"{', '.join(cluster.sites)} replicates at most {limit:.0f} commits/s from one "
+                f"node at evs.send_window {send} (a {cluster.safe_period_ms:.1f} ms commit "
+                f"round, {cluster.writesets_per_message:g} write sets per message), short of "
+                f"the peak {commits.design_value:g}/s times the rule's headroom "
+                f"{params['headroom']:g}; the power of two that carries it, the user window "
+                "half of it"
+            )
+            ask("evs.send_window", window, why)
+            ask("evs.user_send_window", max(window // 2, 1), why)
+    if "evs.send_window" in pinned and "evs.user_send_window" in wanted:
+        # Galera caps the user window at the send window.
+        value, why = wanted["evs.user_send_window"]
+        capped = min(value, int(current["evs.send_window"]))
+        if capped > int(current["evs.user_send_window"]):
+            wanted["evs.user_send_window"] = (capped, why)
+        else:
+            del wanted["evs.user_send_window"]
+    return wanted
 
 
 @dataclass(frozen=True)
@@ -183,6 +292,7 @@ class _Run:
     options: tuple[Option, ...]
     findings: tuple[Finding, ...]  # every rule but those judged after the verdict
     chosen: Option
+    reasons: Mapping[str, Mapping[str, str]]  # Analysis.option_reasons
 
 
 def _analyse_links(
@@ -202,7 +312,8 @@ def _analyse_links(
     reads only the blockers of the options (:func:`verdict.choose`), so only the rules of
     ``OPTION_SCOPES`` whose severity is blocker are run (a finding has its rule's severity).
     ``memo`` is the analysis's: every evaluation of it shares the pairs and clusters that
-    its links leave unchanged.
+    its links leave unchanged. Each option is then evaluated again at the send windows its
+    design chooses (:func:`design_windows`), with an evaluator (and memo) per set of windows.
     """
     full = {} if draws is None else {"draws": draws}
     evaluator = Evaluator(loaded.topology, links, writeset_bytes=sizes, memo=memo, **full)
@@ -219,7 +330,41 @@ def _analyse_links(
         writeset_p99_bytes=sizes.p99_bytes,
         provider_options=evaluator.provider_options,
     )
-    options = tuple(_candidates(evaluator, screen, rules, base))
+    # Each option again at the send windows its design chooses (design_windows): one set of
+    # options per design, what its findings advise, its configuration applies and its
+    # predictions use. The windows follow the commit round, which follows the windows (a
+    # large write set takes a round per window), so the sizing first sends the p99 write set
+    # at once, then carries the peak at the round that gives. An evaluator per set of windows.
+    at_windows: dict[tuple[int, int], Evaluator] = {}
+    reasons: dict[str, Mapping[str, str]] = {}
+    options_list = []
+    for designed in _candidates(evaluator, screen, rules, base):
+        current, why = dict(evaluator.provider_options), {}
+        for _ in range(_DESIGN_PASSES):
+            raised = design_windows((designed,), rules, sizes, current, loaded)
+            if not raised:
+                break
+            current.update({key: value for key, (value, _) in raised.items()})
+            why.update({key: text for key, (_, text) in raised.items()})
+            windows = (int(current["evs.user_send_window"]), int(current["evs.send_window"]))
+            if windows not in at_windows:
+                topology = _with_windows(loaded.topology, windows)
+                # A pair's draws depend on the windows only through the bursts they are
+                # anchored at, which their keys hold: shared; clusters are not.
+                shared = Memo(
+                    topology,
+                    pair_draws=memo.pair_draws,
+                    lan_draws=memo.lan_draws,
+                    writeset_rtts=memo.writeset_rtts,
+                )
+                at_windows[windows] = Evaluator(
+                    topology, links, writeset_bytes=sizes, memo=shared, **full
+                )
+            designed = at_windows[windows].option(designed.architecture, designed.groups)
+        options_list.append(designed)
+        if why:
+            reasons[designed.architecture] = why
+    options = tuple(options_list)
     ids = (
         [
             rule_id
@@ -232,7 +377,7 @@ def _analyse_links(
     context = replace(base, options=options)
     findings = tuple(evaluate(rules, context, ids))
     chosen = verdict.choose(options, findings, rules)
-    return _Run(evaluator, context, options, findings, chosen)
+    return _Run(evaluator, context, options, findings, chosen, reasons)
 
 
 def verdict_label(option: Option) -> str:

@@ -83,9 +83,20 @@ def test_send_window_follows_the_rule_power_of_two_above_peak_times_headroom() -
     assert options["evs.user_send_window"] == expected // 2
 
 
-def test_send_window_without_a_commit_rate_takes_the_vendors_512() -> None:
-    options = options_of(plan_configuration(run(THREE_SITES), "single_cluster"))
-    assert (options["evs.send_window"], options["evs.user_send_window"]) == (512, 256)
+def test_send_window_without_a_commit_rate_keeps_what_the_predictions_use() -> None:
+    # Nothing sizes the windows without a peak rate: the design keeps the defaults, predicts
+    # with them, and says what to give (no longer 512 written while 4/2 was predicted).
+    analysis = run(THREE_SITES)
+    assert (
+        analysis.provider_options["evs.send_window"],
+        analysis.provider_options["evs.user_send_window"],
+    ) == (4, 2)
+    plan = plan_configuration(analysis, "single_cluster")
+    options = options_of(plan)
+    assert (options["evs.send_window"], options["evs.user_send_window"]) == (4, 2)
+    (window,) = [s for s in plan.clusters[0].provider_options if s.name == "evs.send_window"]
+    reason = window.reason
+    assert "give workload.commits_per_s" in reason
 
 
 def test_send_window_kept_when_the_default_carries_the_peak() -> None:
@@ -101,7 +112,7 @@ sites: [{name: a}, {name: b}, {name: c}]
 links:
   - sites: [a, b]
     measurements:
-      - {method: icmp, samples_ms: [10, 10, 10, 10, 10, 10, 10, 10, 10, 900], loss: 0.02}
+      - {method: icmp, samples_ms: [10, 10, 10, 10, 10, 10, 10, 10, 10, 2500], loss: 0.02}
   - {sites: [a, c], measurements: [{method: icmp, samples_ms: [1, 1.1]}]}
   - {sites: [b, c], measurements: [{method: icmp, samples_ms: [1, 1.1]}]}
 """
@@ -113,18 +124,28 @@ _RECIPE = (
 )
 
 
-def test_wan_timeouts_where_a_tail_finding_asks_and_keep_a_higher_user_value() -> None:
+def test_timers_where_a_silence_reaches_them_and_a_user_value_kept_as_given() -> None:
+    # A 2.5 s round trip in 10 samples: it reaches keepalive (1 s) and the delayed list
+    # (2 s), 8,640 times a day; keepalive to the whole second above it, 3 s, and suspect to
+    # 3 x 3 = 9 s (Galera: keepalive <= suspect / 3). Nothing reaches 15 s: inactive and
+    # install stay at their defaults.
     analysis = analyse(parse_topology(TAILED))
-    assert any(f.rule == "RTT-TAIL-INSTABILITY" for f in analysis.findings)
+    (finding, *_) = [f for f in analysis.findings if f.rule == "RTT-TAIL-INSTABILITY"]
+    assert "round trips up to 2,500 ms reach evs.keepalive_period (1 s)" in finding.message
+    assert "set evs.keepalive_period=PT3S; evs.suspect_timeout=PT9S" in finding.message
     options = options_of(plan_configuration(analysis, "single_cluster"))
-    assert [options[k] for k in _RECIPE] == ["PT3S", "PT30S", "PT1M", "PT1M"]
-    assert "evs.delay_margin" not in options  # PT1S already exceeds a 900 ms round trip
-    higher = analyse(
+    assert (options["evs.keepalive_period"], options["evs.suspect_timeout"]) == ("PT3S", "PT9S")
+    assert "evs.inactive_timeout" not in options and "evs.install_timeout" not in options
+    # Codership KB "WAN Latency": every period must exceed the highest RTT, 2.5 s.
+    assert options["evs.delay_margin"] == options["evs.join_retrans_period"] == "PT3S"
+    pinned = analyse(
         parse_topology(TAILED + "galera: {provider_options: {evs.suspect_timeout: PT40S}}\n")
     )
-    options = options_of(plan_configuration(higher, "single_cluster"))
-    assert options["evs.suspect_timeout"] == "PT40S"
-    assert options["evs.inactive_timeout"] == "PT1M"
+    options = options_of(plan_configuration(pinned, "single_cluster"))
+    assert options["evs.suspect_timeout"] == "PT40S"  # the user's, kept as given
+    assert options["evs.keepalive_period"] == "PT3S"
+    # Galera wants inactive > suspect: 15 s is not, so the design doubles the user's 40 s.
+    assert options["evs.inactive_timeout"] == "PT80S"
 
 
 def test_a_clean_wan_keeps_the_default_timeouts() -> None:

@@ -47,8 +47,17 @@ def test_a_p99_write_set_of_512_kb_raises_the_p99_commit_above_its_round_trip():
     link = next(link for link in result.links if set(link.sites) == {"a", "b"})
     # The 512 KB round trip measured a-b: 16 ms at the median.
     assert link.writeset_rtt_ms["p99_size_p50"] == pytest.approx(16.0)
-    # 512 KB is 17 messages: with windows 4/2, five commit paths of 10+ ms, not one.
-    assert single(result).commit_latency_ms["p99"] > 5 * 16.0
+    # 512 KB is 17 messages: the design widens the windows to send it at once (one path of
+    # 16 ms and the route to the writer, not five), and predicts with what it applies; with
+    # the default windows 4/2 pinned it would take five commit paths of 10+ ms.
+    assert 16.0 < single(result).commit_latency_ms["p99"] < 5 * 16.0
+    pinned = recommend(
+        parse_topology(
+            textwrap.dedent(BIG).replace("SIZE", "524288")
+            + "galera: {provider_options: {evs.send_window: 4, evs.user_send_window: 2}}\n"
+        )
+    )
+    assert single(pinned).commit_latency_ms["p99"] > 5 * 16.0
     # A small p99 write set keeps the p99 commit near one path (b's commits add the 10 ms
     # round trip to the writer at a).
     assert single(run(4_096)).commit_latency_ms["p99"] < 50.0 + 10.2
@@ -74,11 +83,12 @@ def test_the_report_explains_a_large_write_set_in_messages_rounds_and_windows():
     assert "evs.user_send_window=32; evs.send_window=64" in finding.message
 
 
-def test_a_sized_tcp_rr_tail_raises_the_tail_rule():
+def test_a_sized_tcp_rr_tail_far_below_the_timers_raises_no_tail_rule():
+    # The 512 KB tcp_rr maximum of 230 ms is 14x its median, but a silence a tenth of the
+    # shortest EVS timer (keepalive 1 s) reaches none: the timers are judged in ms, not by
+    # a ratio (issue 21 part 2).
     result = run(4_096)
-    hits = [f for f in result.findings if f.rule == "RTT-TAIL-INSTABILITY"]
-    assert hits, "the 512 KB tcp_rr maximum of 230 ms is 14x its median"
-    assert "tcp_rr at 512 KB: max 230.0 ms is 14.4x the median" in hits[0].message
+    assert not [f for f in result.findings if f.rule == "RTT-TAIL-INSTABILITY"]
 
 
 def test_sizes_mean_comes_from_the_whole_distribution():

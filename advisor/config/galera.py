@@ -1,8 +1,9 @@
 """Galera settings of a plan: ``wsrep_provider_options``, server variables, garbd.
 
-Sizing: send windows by the model function the SEND-WINDOW rule uses (peak commits x
-headroom x commit round), timeouts from the Codership WAN recipe and the links' highest RTT,
-flow control from Codership's single-writer recipe (every cluster of a plan has one ProxySQL
+Sizing: send windows as the analysis chose them (advisor.analysis: the windows the rules'
+sizing functions ask for, which the predictions also use), EVS timers by the function
+RTT-TAIL-INSTABILITY uses (each lengthened only where a link's silence reaches it), flow
+control from Codership's single-writer recipe (every cluster of a plan has one ProxySQL
 writer). Sources: Codership docs, Galera Parameters
 (https://galeracluster.com/library/documentation/galera-parameters.html), the pages named at
 each constant below, and for the binary log settings MariaDB's "Configuring MariaDB
@@ -31,29 +32,16 @@ from typing import TYPE_CHECKING
 
 from advisor.config import tls
 from advisor.config.model import GarbdPlan, PlanContext, Setting
-from advisor.model.pipeline import send_window_for
-from advisor.model.provider_options import format_duration, option_text
-from advisor.rules.cluster import link_tail_risk, tail_limits
+from advisor.model.provider_options import FLAVOR_DEFAULTS, format_duration, option_text
+from advisor.rules.cluster import TimerAdvice, cluster_timers, link_tail_risk
 
 if TYPE_CHECKING:
     from advisor.engine.metrics import ClusterEval
 
-# Codership KB "WAN Replication": ride out connectivity outages of about 30 s
-# (https://galeracluster.com/library/kb/wan-replication.html).
-_WAN_RECIPE_S = {
-    "evs.keepalive_period": 3.0,
-    "evs.suspect_timeout": 30.0,
-    "evs.inactive_timeout": 60.0,
-    "evs.install_timeout": 60.0,
-}
 # Codership KB "Single Master Setup": one writer, deep receive queues
 # (https://galeracluster.com/library/kb/single-master-setup.html).
 _FC_LIMIT_ONE_WRITER = 256
 _FC_FACTOR_ONE_WRITER = 0.99
-# Vendors' only numeric WAN advice for the send windows: "e.g. 512" (Codership's Galera
-# Parameters, above; https://mariadb.com/kb/en/wsrep_provider_options/;
-# https://docs.percona.com/percona-xtradb-cluster/8.0/wsrep-provider-index.html).
-_VENDOR_WAN_SEND_WINDOW = 512
 # socket.recv_buf_size stayed at 212,992 bytes before these releases (codership/galera#552:
 # https://github.com/mariadb-corporation/galera/issues/552).
 _AUTO_RECV_BUF_SINCE = {3: 29, 4: 5}
@@ -226,8 +214,9 @@ def provider_options(ctx: PlanContext, index: int) -> list[Setting]:
     """The provider options every member of cluster ``index`` shares."""
     cluster = ctx.option.clusters[index]
     settings: list[Setting] = []
+    settings += _windows(ctx, cluster)
     if len(cluster.members) > 1:
-        settings += _windows(ctx, cluster) + _timeouts(ctx, cluster) + _recv_buffer(ctx, cluster)
+        settings += _timeouts(ctx, cluster) + _recv_buffer(ctx, cluster)
     if voters_of(ctx, index) > 1:
         settings += _gcache(ctx, index)
     settings += tls.provider_options(ctx)
@@ -242,126 +231,127 @@ def _was(ctx: PlanContext, key: str) -> str:
 
 
 def _windows(ctx: PlanContext, cluster: ClusterEval) -> list[Setting]:
-    name = ", ".join(cluster.sites)
-    fired = any(f.subject == name for f in ctx.findings("SEND-WINDOW"))
-    current = ctx.analysis.provider_options
+    """The send windows of the design: the cluster's as the analysis evaluated the option
+    (advisor.analysis.design_windows), the ones its findings advise and its predictions used;
+    topology.yaml's kept as given."""
+    user, send = cluster.user_window, cluster.send_window
+    given = ctx.analysis.loaded.topology.galera.provider_options
+    sized = ctx.analysis.option_reasons.get(ctx.option.architecture, {})
+    default = FLAVOR_DEFAULTS[ctx.flavor]
     commits = ctx.analysis.topology.workload.commits_per_s
-    if fired and commits is not None:
-        params = ctx.analysis.rules["SEND-WINDOW"].parameters
-        peak = commits.design_value
-        send = send_window_for(
-            peak * params["headroom"],
-            cluster.safe_period_ms,
-            cluster.writesets_per_message,
-            int(params["min_window"]),
+
+    def why(key: str) -> str:
+        if key in given:
+            return (
+                "from galera.provider_options in topology.yaml, kept as given; the predictions "
+                "use it"
+            )
+        if key in sized:
+            return f"{sized[key]}; the predictions use it"
+        if commits is None:
+            return (
+                f"the {ctx.flavor} default, which the predictions use: with no peak commit rate "
+                "in topology.yaml SEND-WINDOW cannot size it (the vendors' WAN advice, "
+                "'considerably higher, e.g. 512', is for a window that binds: give "
+                "workload.commits_per_s)"
+            )
+        return (
+            f"the {ctx.flavor} default, which the predictions use: it carries "
+            f"{cluster.window_limit_commits_per_s:.0f} commits/s at this cluster's "
+            f"{cluster.safe_period_ms:.1f} ms commit round, enough for the peak "
+            f"{commits.design_value:g}/s (SEND-WINDOW and WRITESET-ROUNDS are quiet)"
         )
-        user = max(send // 2, 1)
-        why = (
-            f"SEND-WINDOW: with evs.send_window={cluster.send_window} one node replicates at "
-            f"most {cluster.window_limit_commits_per_s:.0f} commits/s at a "
-            f"{cluster.safe_period_ms:.1f} ms commit round ({cluster.writesets_per_message:g} "
-            f"write sets per message), short of the peak {peak:g}/s times the rule's "
-            "headroom; half the send window that carries it, rounded up to a power of two "
-            "(Galera parameters: evs.user_send_window; gcomm/src/evs_proto.cpp)"
-        )
-    elif commits is None:
-        send, user = _VENDOR_WAN_SEND_WINDOW, _VENDOR_WAN_SEND_WINDOW // 2
-        why = (
-            "no peak commit rate in topology.yaml, so the vendors' WAN example is used: "
-            "'considerably higher, e.g. 512' (Codership, MariaDB and Percona docs)"
-        )
-    else:
-        user, send = int(current["evs.user_send_window"]), int(current["evs.send_window"])
-        why = (
-            f"the current window carries {cluster.window_limit_commits_per_s:.0f} commits/s "
-            f"at this commit round, enough for the peak {commits.design_value:g}/s "
-            "(SEND-WINDOW is quiet): kept"
-        )
-    send = max(send, user)
+
+    if len(cluster.members) < 2 and (user, send) == (
+        default["evs.user_send_window"],
+        default["evs.send_window"],
+    ):
+        return []  # inside one site at the defaults: nothing to say
     return [
         Setting(
             name="evs.send_window",
             value=send,
-            reason="twice the user window: Codership advises user_send_window about half "
-            "of send_window; the backlog drains with this one (Galera parameters: evs.send_window)"
-            + _was(ctx, "evs.send_window"),
+            reason="drains the backlog; Codership advises user_send_window about half of it "
+            f"(Galera parameters: evs.send_window): {why('evs.send_window')}",
         ),
         Setting(
-            name="evs.user_send_window", value=user, reason=why + _was(ctx, "evs.user_send_window")
+            name="evs.user_send_window",
+            value=user,
+            reason="messages a node may send into an empty queue beyond what every member "
+            "acknowledged (Galera parameters: evs.user_send_window): "
+            + why("evs.user_send_window"),
         ),
     ]
 
 
-def _tail_notes(ctx: PlanContext, cluster: ClusterEval) -> list[str]:
-    """What RTT-TAIL-INSTABILITY finds on the cluster's links (the rule's own model
-    function, so the configuration and the finding agree)."""
-    opts = ctx.analysis.provider_options
-    limits = tail_limits(ctx.analysis.rules["RTT-TAIL-INSTABILITY"].parameters)
-    notes = []
-    for link in cluster.links:
-        _, reasons = link_tail_risk(link, opts, limits)
-        if reasons:
-            notes.append(f"{'-'.join(link.sites)}: {'; '.join(reasons)}")
-    return notes
-
-
 def _timeouts(ctx: PlanContext, cluster: ClusterEval) -> list[Setting]:
-    """The WAN recipe's timers where a tail finding asks for them, and the periods that
-    must exceed the highest RTT. Longer timers also mean a node that really died stalls
-    every commit for suspect_timeout instead of PT5S, so a clean link keeps the defaults."""
+    """The EVS timers RTT-TAIL-INSTABILITY advises for the cluster (the rule's own function,
+    so the configuration and the finding agree: each lengthened only where a link's silence
+    reaches it), and the periods that must exceed the highest RTT. Longer timers also mean a
+    node that really died stalls every commit for suspect_timeout instead of PT5S, so a link
+    whose silences reach no timer keeps the defaults."""
     current = ctx.analysis.provider_options
+    user = ctx.analysis.loaded.topology.galera.provider_options
+    limit = ctx.analysis.rules["RTT-TAIL-INSTABILITY"].parameters["max_silences_per_day"]
+    advice = cluster_timers(current, user, cluster, limit)
+    settings = _timer_settings(ctx, cluster, advice, limit)
     worst = max(cluster.links, key=lambda link: float(link.rtt.quantile(1.0)))
     top_ms = float(worst.rtt.quantile(1.0))
     above_rtt_s = math.floor(top_ms / 1000.0) + 1.0  # whole seconds above the highest RTT
-    notes = _tail_notes(ctx, cluster)
-    settings = _tail_timeouts(ctx, notes, top_ms, above_rtt_s) if notes else []
     for key in ("evs.delay_margin", "evs.join_retrans_period"):
+        if key in {s.name for s in settings} or key in user:
+            continue
         if float(current[key]) * 1000.0 <= top_ms:
             settings.append(
                 Setting(
                     name=key,
                     value=format_duration(above_rtt_s),
                     reason=f"must exceed the highest RTT, {top_ms:.1f} ms (Codership KB 'WAN "
-                    "Latency')" + _was(ctx, key),
+                    "Latency')",
                 )
             )
     return settings
 
 
-def _tail_timeouts(
-    ctx: PlanContext, notes: list[str], top_ms: float, above_rtt_s: float
+_TIMER_REASONS = {
+    "evs.keepalive_period": "keepalives on an idle link; must exceed the highest RTT "
+    "(Codership KB 'WAN Latency')",
+    "evs.delay_margin": "a peer silent beyond keepalive_period + this goes on the delayed list "
+    "(evicted when evs.auto_evict is set)",
+    "evs.suspect_timeout": "a member silent this long is suspected and dropped if all agree",
+    "evs.inactive_timeout": "declared dead without consensus; must exceed suspect_timeout",
+    "evs.install_timeout": "time to install a new view; within [keepalive_period, "
+    "inactive_timeout] (Galera's range check)",
+}
+
+
+def _timer_settings(
+    ctx: PlanContext, cluster: ClusterEval, advice: TimerAdvice, limit: float
 ) -> list[Setting]:
-    current = ctx.analysis.provider_options
-    values = {k: max(v, float(current[k]), above_rtt_s) for k, v in _WAN_RECIPE_S.items()}
-    # Galera's range checks: keepalive <= suspect / 3, install within [keepalive, inactive].
-    values["evs.suspect_timeout"] = max(
-        values["evs.suspect_timeout"], 3 * values["evs.keepalive_period"]
+    changed = advice.changed()
+    if not changed:
+        return []
+    notes = []
+    for link in cluster.links:
+        _, reasons = link_tail_risk(link, advice.given, limit)
+        if reasons:
+            notes.append(f"{'-'.join(link.sites)}: {'; '.join(reasons)}")
+    found = (
+        f"RTT-TAIL-INSTABILITY found {'; '.join(notes)}"
+        if notes
+        else "Galera's range checks after the other timers moved"
     )
-    if values["evs.inactive_timeout"] <= values["evs.suspect_timeout"]:
-        values["evs.inactive_timeout"] = 2 * values["evs.suspect_timeout"]
-    values["evs.install_timeout"] = min(
-        values["evs.install_timeout"], values["evs.inactive_timeout"]
-    )
-    wan = (
-        f"RTT-TAIL-INSTABILITY found {'; '.join(notes)}; Codership KB 'WAN Replication' "
-        "recipe PT3S/PT30S/PT1M/PT1M rides out such silences (up to about 30 s) instead of "
-        "evicting members and running state transfers"
-    )
-    reasons = {
-        "evs.keepalive_period": f"keepalives on an idle link; {wan}",
-        "evs.suspect_timeout": (
-            "a member silent this long is suspected and dropped if all agree; the price: "
-            f"commits wait up to {format_duration(values['evs.suspect_timeout'])} instead of "
-            "PT5S when a node really dies (MariaDB docs: wsrep_provider_options)"
-        ),
-        "evs.inactive_timeout": "declared dead without consensus; must exceed suspect_timeout",
-        "evs.install_timeout": "time to install a new view; within [keepalive_period, "
-        "inactive_timeout] (Galera's range check)",
-    }
-    return [
-        Setting(name=k, value=format_duration(v), reason=reasons[k] + _was(ctx, k))
-        for k, v in values.items()
-    ]
+    settings = []
+    for key, seconds in changed.items():
+        reason = f"{_TIMER_REASONS[key]}; {found}; lengthened only as far as the silences ask"
+        if key == "evs.suspect_timeout":
+            reason += (
+                f"; the price: commits wait up to {format_duration(seconds)} instead of "
+                f"{format_duration(float(advice.given.suspect_s))} when a node really dies "
+                "(MariaDB docs: wsrep_provider_options)"
+            )
+        settings.append(Setting(name=key, value=format_duration(seconds), reason=reason))
+    return settings
 
 
 def _recv_buffer(ctx: PlanContext, cluster: ClusterEval) -> list[Setting]:

@@ -10,20 +10,25 @@ from __future__ import annotations
 __all__ = [
     "arbitrator_placed",
     "bandwidth",
+    "cluster_timers",
     "commit_latency_slo",
     "failover_node_loss",
     "failover_site_loss",
+    "given_options",
     "link_tail_risk",
     "quorum_node_loss",
     "quorum_site_loss",
+    "rounds_need",
     "rtt_tail_instability",
     "send_window",
-    "tail_limits",
+    "send_window_need",
+    "window_advice",
     "writeset_rounds",
 ]
 
 import math
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from advisor.engine import failover
@@ -31,7 +36,8 @@ from advisor.engine.evidence import LinkEvidence
 from advisor.engine.failover import EventKind, Survival
 from advisor.engine.metrics import ClusterEval, Option
 from advisor.model import membership, pipeline, quorum
-from advisor.model.provider_options import format_duration
+from advisor.model.provider_options import effective_options, format_duration
+from advisor.model.rtt import RttDistribution
 from advisor.rules.context import Context
 from advisor.rules.pack import RuleHit
 
@@ -267,32 +273,138 @@ def arbitrator_placed(ctx: Context, p: Params) -> Iterator[RuleHit]:
             )
 
 
+WINDOWS = ("evs.user_send_window", "evs.send_window")
+
+
+def send_window_need(
+    cluster: ClusterEval, send_window: int, peak_per_s: float, p: Params
+) -> int | None:
+    """SEND-WINDOW's judgement and sizing: the ``evs.send_window`` that carries the peak times
+    the rule's headroom at the cluster's commit round (:func:`pipeline.send_window_for`), when
+    ``send_window`` does not; None when it does, or the cluster has one site.
+
+    The analysis calls it to choose the windows the design applies and predicts with; the rule,
+    to say what the windows in force cost."""
+    if len(cluster.members) < 2:
+        return None
+    wanted = peak_per_s * p["headroom"]
+    period = cluster.safe_period_ms
+    per_message = cluster.writesets_per_message
+    if pipeline.window_limit_commits_per_s(send_window, period, per_message) >= wanted:
+        return None
+    return pipeline.send_window_for(wanted, period, per_message, int(p["min_window"]))
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """What a p99 write set costs in commit paths at some windows (WRITESET-ROUNDS)."""
+
+    messages: int  # EVS messages of the p99 write set
+    paths: int  # commit paths before its last message leaves, plus the one it travels
+    reply_ms: float  # the wait for a first reply, when the last message waits for one [ms]
+    path_ms: float  # one commit path [ms]
+    extra_ms: float  # beyond one commit path [ms]
+    user_send_window: int  # the windows that send every message at once
+    send_window: int
+
+
+def rounds_need(
+    cluster: ClusterEval, writeset_bytes: float, user_window: int, send_window: int, p: Params
+) -> Rounds | None:
+    """WRITESET-ROUNDS' judgement and sizing: a write set of ``writeset_bytes`` at these
+    windows costs at least ``min_extra_ms`` beyond one commit path; the windows that send it
+    in one (the user window the message count rounded up to a power of two, the send window
+    twice that). None when it costs less, or the cluster has one site."""
+    if len(cluster.members) < 2:
+        return None
+    messages = int(pipeline.fragment_count(writeset_bytes, cluster.fragment_bytes))
+    rounds, reply = pipeline.send_rounds([messages], user_window, send_window)
+    path = cluster.safe_period_ms
+    # Beyond one path: the extra paths, and the wait for the nearest member's reply.
+    reply_ms = max(cluster.first_reply_ms.values(), default=0.0) if bool(reply[0]) else 0.0
+    extra_ms = float(rounds[0]) * path + reply_ms
+    if extra_ms < p["min_extra_ms"]:
+        return None
+    user = 2 ** math.ceil(math.log2(messages))  # every fragment leaves at once
+    return Rounds(messages, int(rounds[0]) + 1, reply_ms, path, extra_ms, user, 2 * user)
+
+
+def given_options(ctx: Context) -> dict[str, Any]:
+    """The options in force before the design: the flavour's defaults with topology.yaml's."""
+    galera = ctx.topology.galera
+    return effective_options(galera.flavor, galera.provider_options)
+
+
+def window_advice(
+    ctx: Context, cluster: ClusterEval, needed: Mapping[str, int]
+) -> tuple[dict[str, int], str]:
+    """The windows a finding advises and what the design does with them: the design's own
+    (the cluster's, which its predictions use: advisor.analysis) where it changed a window, the
+    finding's ``needed`` where topology.yaml pins it (kept as given, and said so). Returns
+    the windows and the words on the design, `` (the design applies them ...)`` or empty."""
+    given = given_options(ctx)
+    pinned = ctx.topology.galera.provider_options
+    shown: dict[str, int] = {}
+    applied, held = [], []
+    designed = {"evs.user_send_window": cluster.user_window, "evs.send_window": cluster.send_window}
+    for key in WINDOWS:
+        design = int(designed[key])
+        if key in pinned:
+            shown[key] = max(int(needed[key]), int(given[key]))
+            if shown[key] != design:
+                held.append(f"{key}={design}")
+        else:
+            shown[key] = design if design != int(given[key]) else int(needed[key])
+            if design != int(given[key]):
+                applied.append(key)
+    shown["evs.user_send_window"] = min(shown["evs.user_send_window"], shown["evs.send_window"])
+    notes = []
+    if applied:
+        them = "them" if len(applied) == 2 else "it"
+        notes.append(
+            f"this option's configuration applies {'them' if len(applied) == 2 else applied[0]}"
+            f" and its predictions use {them}"
+        )
+    if held:
+        notes.append(
+            f"galera.provider_options in topology.yaml pins {'; '.join(held)}: the design keeps "
+            f"{'it' if len(held) == 1 else 'them'} as given and its predictions use "
+            f"{'it' if len(held) == 1 else 'them'}; change {'it' if len(held) == 1 else 'them'} "
+            "there"
+        )
+    return shown, f" ({'; '.join(notes)})" if notes else ""
+
+
 def send_window(ctx: Context, p: Params) -> Iterator[RuleHit]:
-    """The send windows cap commits per second below the peak at this round trip."""
+    """The send windows in force (the flavour's defaults, or topology.yaml's) cap commits per
+    second below the peak at the commit round of the design."""
     commits = ctx.topology.workload.commits_per_s
     if commits is None:
         return
     peak = commits.design_value
+    given = given_options(ctx)
+    window = int(given["evs.send_window"])
     for option, cluster in ctx.clusters():
-        limit = cluster.window_limit_commits_per_s
-        if len(cluster.members) < 2 or limit >= peak * p["headroom"]:
+        send = send_window_need(cluster, window, peak, p)
+        if send is None:
             continue
-        send = pipeline.send_window_for(
-            peak * p["headroom"],
-            cluster.safe_period_ms,
-            cluster.writesets_per_message,
-            int(p["min_window"]),
+        shown, design = window_advice(
+            ctx, cluster, {"evs.user_send_window": max(send // 2, 1), "evs.send_window": send}
         )
         yield _cluster_hit(
             option,
             cluster,
-            limit_per_s=limit,
+            limit_per_s=pipeline.window_limit_commits_per_s(
+                window, cluster.safe_period_ms, cluster.writesets_per_message
+            ),
             peak_per_s=peak,
-            window=cluster.send_window,
+            window=window,
             writesets_per_message=cluster.writesets_per_message,
             safe_period_ms=cluster.safe_period_ms,
-            user_send_window=max(send // 2, 1),
-            send_window=send,
+            needed_send_window=send,
+            user_send_window=shown["evs.user_send_window"],
+            send_window=shown["evs.send_window"],
+            design=design,
         )
 
 
@@ -333,90 +445,171 @@ def bandwidth(ctx: Context, p: Params) -> Iterator[RuleHit]:
 
 
 def rtt_tail_instability(ctx: Context, p: Params) -> Iterator[RuleHit]:
-    """A link inside a cluster has a tail or loss that threatens membership or commits: its
-    small-message round trips, or a sized tcp_rr measurement's (a write set's round trip)."""
-    opts = ctx.provider_options
-    keepalive_s = float(opts["evs.keepalive_period"])
-    suspect_s = float(opts["evs.suspect_timeout"])
-    limits = tail_limits(p)
+    """A link inside a cluster goes silent long enough, often enough, to reach an EVS timer:
+    its small-message round trips, or a sized tcp_rr measurement's (a write set's round
+    trip), in absolute time, loss bursts' retransmission timeouts included."""
+    limit = p["max_silences_per_day"]
     for option in ctx.options:
-        for link in {frozenset(x.sites): x for c in option.clusters for x in c.links}.values():
-            risk, reasons = link_tail_risk(link, opts, limits)
-            if reasons:
+        seen: set[frozenset[str]] = set()
+        for cluster in option.clusters:
+            advice = cluster_timers(
+                ctx.provider_options, ctx.topology.galera.provider_options, cluster, limit
+            )
+            for link in cluster.links:
+                if frozenset(link.sites) in seen:
+                    continue
+                seen.add(frozenset(link.sites))
+                risk, reasons = link_tail_risk(link, advice.given, limit)
+                if not reasons:
+                    continue
                 yield RuleHit(
                     "-".join(link.sites),
                     {
                         "option": option.architecture,
                         "sites": "-".join(link.sites),
+                        "cluster": ", ".join(cluster.sites),
                         "reasons": "; ".join(reasons),
                         "rtt_p50_ms": risk.rtt_p50_ms,
                         "rtt_top_ms": risk.rtt_top_ms,
                         "loss": risk.loss,
                         "delayed_per_day": risk.delayed_per_day,
                         "suspect_per_day": risk.suspect_per_day,
+                        "inactive_per_day": risk.inactive_per_day,
                         "delayed_bound_per_day": risk.delayed_bound_per_day,
-                        "keepalive": format_duration(max(keepalive_s, 3.0)),
-                        "suspect": format_duration(max(suspect_s, 30.0)),
-                        "inactive": format_duration(max(float(opts["evs.inactive_timeout"]), 60.0)),
-                        "install": format_duration(max(float(opts["evs.install_timeout"]), 60.0)),
+                        "keepalive": format_duration(advice.applied.keepalive_s),
+                        "suspect": format_duration(advice.applied.suspect_s),
+                        "inactive": format_duration(advice.applied.inactive_s),
+                        "install": format_duration(advice.applied.install_s),
+                        "advice": advice.text(),
                     },
                     option.architecture,
                 )
 
 
-def link_tail_risk(
-    link: LinkEvidence, opts: Mapping[str, Any], limits: membership.TailLimits
-) -> tuple[membership.TailRisk, list[str]]:
-    """A link's tail against the EVS timers: its small-message round trips, then each sized
-    tcp_rr measurement (what a write set of that size sees), reasons of both."""
-    timers = (
-        float(opts["evs.keepalive_period"]),
-        float(opts["evs.delay_margin"]),
-        float(opts["evs.suspect_timeout"]),
-    )
-    risk = membership.tail_risk(link.rtt, *timers, limits)
-    reasons = list(risk.reasons)
+# EvsTimers' fields and the provider options they stand for.
+TIMER_OPTIONS = {
+    "keepalive_s": "evs.keepalive_period",
+    "delay_margin_s": "evs.delay_margin",
+    "suspect_s": "evs.suspect_timeout",
+    "inactive_s": "evs.inactive_timeout",
+    "install_s": "evs.install_timeout",
+}
+
+
+@dataclass(frozen=True)
+class TimerAdvice:
+    """A cluster's EVS timers: in force, to apply, and those topology.yaml pins."""
+
+    given: membership.EvsTimers
+    applied: membership.EvsTimers
+    wanted: membership.EvsTimers  # what the silences ask for, pins aside
+    pinned: frozenset[str]  # provider option names
+
+    def changed(self) -> dict[str, float]:
+        """Option -> seconds, for the timers the design lengthens."""
+        return {
+            option: getattr(self.applied, field_name)
+            for field_name, option in TIMER_OPTIONS.items()
+            if getattr(self.applied, field_name) != getattr(self.given, field_name)
+        }
+
+    def text(self) -> str:
+        """The advice in the findings' words: what to set, what topology.yaml pins, and
+        whether the longest timer rides the silences out."""
+        changed = self.changed()
+        parts = []
+        if changed:
+            settings = "; ".join(f"{k}={format_duration(v)}" for k, v in changed.items())
+            parts.append(f"set {settings} (this option's configuration applies them)")
+        held = [
+            f"{option}={format_duration(getattr(self.given, field_name))}"
+            for field_name, option in TIMER_OPTIONS.items()
+            if option in self.pinned
+            and getattr(self.wanted, field_name) != getattr(self.given, field_name)
+        ]
+        if held:
+            parts.append(
+                f"topology.yaml pins {'; '.join(held)} (galera.provider_options), kept as "
+                "given: the silences ask for more"
+            )
+        if self.wanted.inactive_s >= membership.LONGEST_TIMER_S:
+            parts.append(
+                f"silences outlast even {format_duration(membership.LONGEST_TIMER_S)}: no timer "
+                "rides them out"
+            )
+        return "; ".join(parts) if parts else "the timers in force already ride them out"
+
+
+def cluster_timers(
+    options: Mapping[str, Any], user_options: Mapping[str, Any], cluster: ClusterEval, limit: float
+) -> TimerAdvice:
+    """The EVS timers that ride out the silences of a cluster's links
+    (:func:`membership.timers_for`), each lengthened only where a silence reaches it, the
+    user's own (``user_options``: topology.yaml ``galera.provider_options``) kept as given,
+    against the effective ``options``. What RTT-TAIL-INSTABILITY advises and the generated
+    configuration applies."""
+    given = membership.EvsTimers.of(options)
+    pinned = frozenset(user_options) & set(TIMER_OPTIONS.values())
+    rtts = [rtt for link in cluster.links for rtt, _ in _link_distributions(link)]
+    wanted = membership.timers_for(rtts, given, limit)
+    pins = {f for f, option in TIMER_OPTIONS.items() if option in pinned}
+    applied = membership.timers_for(rtts, given, limit, pinned=frozenset(pins))
+    return TimerAdvice(given, applied, wanted, pinned)
+
+
+def _link_distributions(link: LinkEvidence) -> list[tuple[RttDistribution, str]]:
+    """A link's small-message round trips, then each sized tcp_rr measurement's (what a write
+    set of that size sees), with the prefix of their reasons."""
+    found = [(link.rtt, "")]
     for measured in link.measurements:
-        if measured.method != "tcp_rr" or measured.distribution.basis == "point":
-            continue
-        sized = membership.tail_risk(measured.distribution, *timers, limits, tail_ratio=True)
-        size = f"{(measured.request_bytes or 0) / 1024:g} KB"
-        reasons += [f"tcp_rr at {size}: {reason}" for reason in sized.reasons]
+        if measured.method == "tcp_rr" and measured.request_bytes:
+            size = f"{measured.request_bytes / 1024:g} KB"
+            found.append((measured.distribution, f"tcp_rr at {size}: "))
+    return found
+
+
+def link_tail_risk(
+    link: LinkEvidence, timers: membership.EvsTimers, limit: float
+) -> tuple[membership.TailRisk, list[str]]:
+    """A link's silences against the EVS timers (:func:`membership.tail_risk`): its
+    small-message round trips' figures, and the reasons of every distribution measured on it."""
+    (small, _), *sized = _link_distributions(link)
+    risk = membership.tail_risk(small, timers, limit)
+    reasons = list(risk.reasons)
+    for rtt, prefix in sized:
+        reasons += [prefix + reason for reason in membership.tail_risk(rtt, timers, limit).reasons]
     return risk, reasons
 
 
-def tail_limits(p: Params) -> membership.TailLimits:
-    """RTT-TAIL-INSTABILITY's parameters as the model's limits."""
-    return membership.TailLimits(p["max_loss"], p["max_tail_ratio"], p["max_delayed_per_day"])
-
-
 def writeset_rounds(ctx: Context, p: Params) -> Iterator[RuleHit]:
-    """A large write set crosses the send windows in several commit paths, not one."""
+    """A large write set crosses the send windows in force in several commit paths, not one."""
     size = ctx.writeset_p99_bytes
+    given = given_options(ctx)
+    user, window = int(given["evs.user_send_window"]), int(given["evs.send_window"])
     for option, cluster in ctx.clusters():
-        if len(cluster.members) < 2:
+        need = rounds_need(cluster, size, user, window, p)
+        if need is None:
             continue
-        messages = int(pipeline.fragment_count(size, cluster.fragment_bytes))
-        rounds, reply = pipeline.send_rounds([messages], cluster.user_window, cluster.send_window)
-        path = cluster.safe_period_ms
-        # Beyond one path: the extra paths, and the wait for the nearest member's reply.
-        reply_ms = max(cluster.first_reply_ms.values(), default=0.0) if bool(reply[0]) else 0.0
-        extra_ms = float(rounds[0]) * path + reply_ms
-        if extra_ms < p["min_extra_ms"]:
-            continue
-        user = 2 ** math.ceil(math.log2(messages))  # every fragment leaves at once
+        shown, design = window_advice(
+            ctx,
+            cluster,
+            {"evs.user_send_window": need.user_send_window, "evs.send_window": need.send_window},
+        )
         yield _cluster_hit(
             option,
             cluster,
             writeset_bytes=size,
-            messages=messages,
+            messages=need.messages,
             fragment_bytes=cluster.fragment_bytes,
-            paths=int(rounds[0]) + 1,
-            waits_reply="" if not reply_ms else f" and waits {reply_ms:.1f} ms for a first reply",
-            path_ms=path,
-            extra_ms=extra_ms,
-            window=cluster.send_window,
-            user_window=cluster.user_window,
-            user_send_window=user,
-            send_window=2 * user,
+            paths=need.paths,
+            waits_reply=(
+                "" if not need.reply_ms else f" and waits {need.reply_ms:.1f} ms for a first reply"
+            ),
+            path_ms=need.path_ms,
+            extra_ms=need.extra_ms,
+            window=window,
+            user_window=user,
+            user_send_window=shown["evs.user_send_window"],
+            send_window=shown["evs.send_window"],
+            design=design,
         )
