@@ -337,3 +337,11 @@ def test_from_samples_sorts_a_copy_of_the_callers_values() -> None:
     given_ms[1] = 9.0
     assert dist.values_ms.tolist() == [1.0, 2.0, 2.0, 3.0]
     assert not dist.values_ms.flags.writeable
+
+
+def test_the_top_level_is_exactly_the_largest_sample():
+    # below + 1.0 x (above - below) rounds past the largest sample here (found by the property
+    # above); the two-sided lerp, as numpy's, is exact at both knots.
+    samples = [1.5095450716885352, 4098.285283101656]
+    dist = RttDistribution.from_samples(samples)
+    assert dist.quantile(1.0) == max(samples) and dist.quantile(0.0) == min(samples)

@@ -464,8 +464,17 @@ class RttDistribution:
             # arithmetic (no partition, no search: many levels at once stay cheap).
             position = levels * (knots.size - 1)
             low = np.minimum(position.astype(np.intp), knots.size - 2)
-            below = knots[low]
-            return _out(below + (position - low) * (knots[low + 1] - below))
+            below, above = knots[low], knots[low + 1]
+            gamma = position - low
+            # numpy's two-sided lerp: exact at both knots, so the top level is the largest
+            # sample (below + 1.0 x (above - below) can round past it)
+            return _out(
+                np.where(
+                    gamma < 0.5,
+                    below + gamma * (above - below),
+                    above - (1 - gamma) * (above - below),
+                )
+            )
         return _out(np.interp(levels, self._knot_probs, knots))
 
     def percentiles_ms(
