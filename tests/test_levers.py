@@ -54,7 +54,14 @@ BIG_WRITESETS = """
     """
 
 
-def big_writesets(size: float = 5e6, galera: str = "", local: str = "") -> Recommendation:
+# The windows pinned at MariaDB's defaults (2/4): left to the design, it applies the windows
+# WRITESET-ROUNDS sizes and predicts with them (tests/test_settings_scenarios.py).
+DEFAULT_WINDOWS = "galera: {provider_options: {evs.user_send_window: 2, evs.send_window: 4}}"
+
+
+def big_writesets(
+    size: float = 5e6, galera: str = DEFAULT_WINDOWS, local: str = ""
+) -> Recommendation:
     return run(BIG_WRITESETS.format(size=size, galera=galera, local=local))
 
 
