@@ -137,10 +137,7 @@ def _worker() -> None:
     """Ctrl-C is the parent's to handle: it stops the fleet and waits for the workers."""
     import signal
 
-    from advisor.engine.memory import keep_freed_memory
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    keep_freed_memory()  # a worker is the fleet's own process (advisor.engine.memory)
 
 
 def _one(path: Path, settings: _Settings) -> FleetItem:

@@ -27,11 +27,8 @@ __all__ = [
     "measure",
 ]
 
-import statistics
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from benchmarks import speed
 
@@ -77,30 +74,10 @@ class Bought:
         return not self.error and self.share >= KEEP_SHARE_MIN
 
 
-def _keep_freed_memory(sizes: speed.Sizes) -> tuple[float, float]:
-    """The 30-site time with and without glibc's freed memory kept for reuse, in fresh
-    processes run alternately, ``sizes.site_runs`` of each: medians [s]."""
-    with tempfile.TemporaryDirectory() as folder:
-        path = speed.write_many_sites(Path(folder), sizes.sites, sizes.samples)
-        kept, plain = [], []
-        for _ in range(sizes.site_runs):
-            for keep, times in ((True, kept), (False, plain)):
-                run = speed.child_run(path, sizes.site_timeout_s, keep_memory=keep)
-                if run is None:
-                    raise RuntimeError(f"did not finish within {sizes.site_timeout_s:.0f} s")
-                times.append(run["total_s"])
-    return statistics.median(kept), statistics.median(plain)
-
-
-KEPT: list[Mechanism] = [
-    Mechanism(
-        "glibc's freed memory kept for reuse (`advisor.engine.memory.keep_freed_memory`, "
-        "called by the `advisor` command and the fleet's workers)",
-        "many_sites_time",
-        "s",
-        _keep_freed_memory,
-    ),
-]
+# Mechanisms measured in every run. None today: glibc's freed memory kept for reuse
+# (``mallopt``) was the one entry, and on a quiet machine it bought 1 % of the 30-site time and
+# 4 % of the fleet's (36.1 against 37.7 s), so it went (issue 20).
+KEPT: list[Mechanism] = []
 
 
 @dataclass(frozen=True)

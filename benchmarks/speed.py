@@ -415,20 +415,11 @@ def _peak_rss_mb() -> float:
     return peak / 2**20 if sys.platform == "darwin" else peak / 2**10  # bytes on macOS, KiB else
 
 
-def child_many_sites(path: str, keep_memory: bool = True) -> None:
-    """In a fresh process: load and recommend ``path``, print timings and peak RSS as JSON;
-    with ``keep_memory``, glibc's freed memory kept for reuse as the ``advisor`` command has
-    it (:mod:`benchmarks.kept` measures what that buys)."""
+def child_many_sites(path: str) -> None:
+    """In a fresh process: load and recommend ``path``, print timings and peak RSS as JSON."""
     from advisor.inputs.loading import load_topology
     from advisor.recommendation import recommend
 
-    if keep_memory:
-        try:
-            from advisor.engine.memory import keep_freed_memory
-        except ImportError:  # the mechanism is gone from the project: nothing to keep
-            pass
-        else:
-            keep_freed_memory()
     before_mb = _peak_rss_mb()
     start = time.perf_counter()
     start_cpu = time.process_time()  # every thread's CPU: steadier than wall on a shared host
@@ -452,13 +443,10 @@ def child_many_sites(path: str, keep_memory: bool = True) -> None:
     )
 
 
-def child_run(path: Path, timeout_s: float, *, keep_memory: bool = True) -> dict[str, Any] | None:
+def child_run(path: Path, timeout_s: float) -> dict[str, Any] | None:
     """:func:`child_many_sites` on ``path`` in a fresh process: its JSON, or None when it
     did not finish within ``timeout_s``."""
-    code = (
-        "from benchmarks.speed import child_many_sites; "
-        f"child_many_sites({str(path)!r}, keep_memory={keep_memory!r})"
-    )
+    code = f"from benchmarks.speed import child_many_sites; child_many_sites({str(path)!r})"
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),

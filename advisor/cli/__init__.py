@@ -17,14 +17,12 @@ def main() -> None:
     startup.pause()  # until a command starts (advisor.cli.startup)
     try:
         from advisor.cli.commands import app
-        from advisor.engine.memory import keep_freed_memory
 
         for stream in (sys.stdout, sys.stderr):
             # A PYTHONIOENCODING or locale that cannot spell a name (latin-1 and a hot row
             # called "東京") writes \u6771 instead of a UnicodeEncodeError traceback.
             if hasattr(stream, "reconfigure"):
                 stream.reconfigure(errors="backslashreplace")
-        keep_freed_memory()  # the command's process is ours: the engine reuses freed memory
         app(prog_name="advisor")
     finally:
         startup.resume()  # no command ran (--help, a usage error)
