@@ -228,11 +228,13 @@ class Clusters:
     ) -> tuple[str, _Commits, float] | None:
         """The garbd site that makes quorum hold at the least cost to the worst commit
         median, if any: (site, the commits with it, the cost [ms])."""
-        without_ms = max((float(np.median(d)) for d in commit.values()), default=0.0)
+        without_ms: float | None = None  # once a candidate holds quorum
         best: tuple[str, _Commits, float] | None = None
         for candidate in self.arbitrator_sites:
             if any(self._failures(sites, candidate, writers)):
                 continue
+            if without_ms is None:
+                without_ms = max((float(np.median(d)) for d in commit.values()), default=0.0)
             with_garbd = self._commits(sites, candidate, writers)
             worst_ms = max((float(np.median(d)) for d in with_garbd[2].values()), default=0.0)
             if best is None or worst_ms - without_ms < best[2]:

@@ -174,7 +174,7 @@ class Evaluator:
         rates = (
             [row.updates_per_s / len(in_cluster)] * len(in_cluster) if len(in_cluster) > 1 else []
         )
-        window_ms = float(np.median(cluster.commit_ms[writer])) if writer else 0.0
+        window_ms = float(np.median(cluster.commit_ms[writer])) if writer and rates else 0.0
         windows = [window_ms] * len(rates)
         conflicts = galera.conflict_rate_per_s(rates, windows) if rates else 0.0
         queued = self._queued_write(cluster, row, routed) if writer else None
