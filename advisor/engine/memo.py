@@ -6,9 +6,12 @@ estimated links move; and the grouping search asks for the same cluster in many 
 :class:`Memo` keeps each such value under a key that holds everything it depends on that can
 differ within the analysis: the number of draws, the write-set sizes the draws are anchored
 at, and the links, by identity (a :class:`~advisor.engine.evidence.LinkEvidence` never
-changes; a moved estimate is a new object). What cannot differ within one analysis, the
+changes; a moved estimate is a new object). What a memo's evaluations cannot differ in, the
 topology with its workload and provider options, is the memo's own (``Memo.topology``) and
-not repeated in keys. A memo is never shared between analyses.
+not repeated in keys. An option evaluated again at the windows its design applies gets a memo
+of its own (another topology) that shares the draws' dicts: a pair's draws depend on the
+windows only through the bursts they are anchored at, which their keys hold. A memo is never
+shared between analyses.
 """
 
 from __future__ import annotations
