@@ -14,7 +14,6 @@ from __future__ import annotations
 
 __all__ = ["LinkDraws", "Sampling", "sampling"]
 
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
@@ -22,11 +21,11 @@ from typing import cast
 import numpy as np
 import numpy.typing as npt
 
-from advisor.engine.evidence import LinkEvidence
+from advisor.engine.evidence import LinkEvidence, writeset_round_trip
 from advisor.engine.memo import Anchors, Lan, Memo, Pair
 from advisor.engine.workload import WritesetSizes, writeset_size_draws
 from advisor.inputs.topology import Topology
-from advisor.model import galera, pipeline, tcp
+from advisor.model import galera, pipeline
 from advisor.model.provider_options import OptionValue
 from advisor.model.rtt import RttDistribution, quantiles_at
 
@@ -34,8 +33,6 @@ FloatArray = npt.NDArray[np.float64]
 
 # Inside a site: 10 Gbit/s and a warm window (a LAN cluster's links are busy and short).
 _LAN_BANDWIDTH_MBPS = 10_000.0
-# A Galera acknowledgement on the wire [bytes] (as engine.evidence.GALERA_ACK_BYTES).
-_ACK_BYTES = 128
 
 
 @dataclass(frozen=True)
@@ -145,15 +142,7 @@ class LinkDraws:
 
     @staticmethod
     def _lan_writeset(small: RttDistribution, size_bytes: float) -> RttDistribution:
-        return small.map(
-            functools.partial(
-                tcp.request_response_ms,
-                size_bytes,
-                _ACK_BYTES,
-                bandwidth_mbps=_LAN_BANDWIDTH_MBPS,
-                window="warm",
-            )
-        )
+        return small.map(writeset_round_trip(size_bytes, _LAN_BANDWIDTH_MBPS))
 
     def _drawn(self, a: str, b: str, dists: tuple[RttDistribution, ...]) -> Pair:
         """Draws at the pair's levels, as float32; each draw's write-set round trip at its

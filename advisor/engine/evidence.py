@@ -24,6 +24,7 @@ __all__ = [
     "estimate_distribution",
     "gather_links",
     "member_sites",
+    "writeset_round_trip",
 ]
 
 import functools
@@ -228,10 +229,10 @@ class LinkEvidence:
             floor = self.floor_rtt_ms or 0.0
             shifted = nearest.distribution.map(lambda v: np.maximum(v + delta_ms, floor))
             return shifted, "measured" if nearest_bytes == size_bytes else "modelled"
-        return self.rtt.map(_tcp_model(size_bytes, bandwidth)), "modelled"
+        return self.rtt.map(writeset_round_trip(size_bytes, bandwidth)), "modelled"
 
 
-def _tcp_model(
+def writeset_round_trip(
     size_bytes: float, bandwidth_mbps: float
 ) -> Callable[[FloatArray], FloatArray | float]:
     """The TCP model's round trip of a write set of ``size_bytes`` and its acknowledgement
@@ -246,7 +247,7 @@ def _tcp_model(
 
 
 def _model_rr(size_bytes: float, rtt_ms: float, bandwidth_mbps: float) -> float:
-    return float(_tcp_model(size_bytes, bandwidth_mbps)(np.asarray(rtt_ms)))
+    return float(writeset_round_trip(size_bytes, bandwidth_mbps)(np.asarray(rtt_ms)))
 
 
 def member_sites(loaded: LoadedTopology) -> list[Site]:

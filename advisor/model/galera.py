@@ -45,6 +45,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from advisor.model.tcp import RTO_MIN_MS
+
 FloatArray = npt.NDArray[np.float64]
 
 # Draws per Monte Carlo evaluation: p99.9 then rests on 20 draws beyond it.
@@ -52,9 +54,6 @@ DRAWS = 20_000
 # Local certification and commit on the writer [ms]: the lab's commits took 1.5 RTT "plus
 # about 1 ms of local work" (lab-galera.yaml notes; innodb_flush_log_at_trx_commit=2).
 LOCAL_COMMIT_MS = 1.0
-# Linux's floor of the retransmission timeout [ms]: RTO = SRTT + max(4 rttvar, 200 ms)
-# (include/net/tcp.h TCP_RTO_MIN, __tcp_set_rto; ../shared/reference/network.md).
-RTO_MIN_MS = 200.0
 _SEED = 20_261_122
 
 
@@ -497,10 +496,11 @@ def retransmission_delay_draws(
     A Galera commit waits for every member's report (all-to-all), so a message lost on any
     link of the cluster holds the commit until TCP resends it. A lone or last segment has
     nothing after it to trigger a fast retransmit: it waits for the retransmission timeout,
-    ``RTO = RTT + 200 ms`` at least on Linux (:data:`RTO_MIN_MS`). A measured round-trip loss
-    ``loss`` (probe or reply lost) is a one-way loss ``q = 1 - sqrt(1 - loss)``; a commit is
-    held when any of the link's ``messages`` is lost, ``1 - (1 - q) ** messages``. A second
-    loss on the same link in one commit is left out (it needs ``loss ** 2``).
+    ``RTO = RTT + 200 ms`` at least on Linux (:data:`advisor.model.tcp.RTO_MIN_MS`). A
+    measured round-trip loss ``loss`` (probe or reply lost) is a one-way loss
+    ``q = 1 - sqrt(1 - loss)``; a commit is held when any of the link's ``messages`` is lost,
+    ``1 - (1 - q) ** messages``. A second loss on the same link in one commit is left out (it
+    needs ``loss ** 2``).
 
     Parameters
     ----------

@@ -32,10 +32,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from advisor.model.rtt import RttDistribution
+from advisor.model.tcp import RTO_MIN_MS
 
 
 def silence_probability(
-    rtt: RttDistribution, silence_s: float, *, rto_min_ms: float = 200.0
+    rtt: RttDistribution, silence_s: float, *, rto_min_ms: float = RTO_MIN_MS
 ) -> tuple[float, float]:
     """Chance that one message takes longer than ``silence_s`` to arrive.
 
@@ -49,7 +50,7 @@ def silence_probability(
         The link's round trips [ms] and loss [fraction].
     silence_s : float
         The silence [s].
-    rto_min_ms : float, default 200.0
+    rto_min_ms : float, default :data:`advisor.model.tcp.RTO_MIN_MS`
         Linux's least retransmission timeout [ms].
 
     Returns

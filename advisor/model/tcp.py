@@ -57,6 +57,7 @@ from __future__ import annotations
 __all__ = [
     "INITIAL_WINDOW_SEGMENTS",
     "MSS_BYTES",
+    "RTO_MIN_MS",
     "SLOW_START_GROWTH",
     "bdp_bytes",
     "one_way_ms",
@@ -77,6 +78,9 @@ FloatArray = npt.NDArray[np.float64]
 # https://docs.kernel.org/networking/ip-sysctl.html): the MSS a Linux-to-Linux connection
 # actually uses.
 MSS_BYTES: Final = 1448
+# Linux's floor of the retransmission timeout [ms]: RTO = SRTT + max(4 rttvar, 200 ms)
+# (include/net/tcp.h TCP_RTO_MIN, __tcp_set_rto; ../shared/reference/network.md).
+RTO_MIN_MS: Final = 200.0
 # RFC 6928 initial window; Linux TCP_INIT_CWND = 10 (include/net/tcp.h).
 INITIAL_WINDOW_SEGMENTS: Final = 10
 # Linux tcp_slow_start() adds every newly ACKed segment to cwnd, delayed ACKs included:
