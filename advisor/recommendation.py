@@ -158,8 +158,12 @@ def _option_report(option: Option, findings: Sequence[Finding]) -> OptionReport:
     # Every single failure the requirement names leaves a cluster that keeps or takes the
     # writes (engine.failover); quorum alone for an option without a failover plan.
     plan = option.failover
-    survives = (
-        plan.survives
+    # A failover that loses an ever-growing backlog is no survival: null, with the reason.
+    unbounded = verdict.unbounded_loss(option)
+    survives: bool | None = (
+        None
+        if unbounded
+        else plan.survives
         if plan is not None
         else not any(c.site_failures or c.node_failures for c in option.clusters)
     )
@@ -181,6 +185,7 @@ def _option_report(option: Option, findings: Sequence[Finding]) -> OptionReport:
         failover_rpo_ms=None if rpo_ms is None else round(rpo_ms, 3),
         failover_rto_s=None if rto_s is None else round(rto_s, 1),
         data_at_risk_unbounded=option.data_at_risk_s is not None and at_risk_s is None,
+        data_at_risk_reason=unbounded or None,
         conflicts_per_s=None if conflicts is None else round(conflicts, 3),
         clusters=len(option.clusters),
         blockers=sorted({f.rule for f in blocking}),

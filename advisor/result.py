@@ -113,6 +113,9 @@ class OptionReport(_Out):
     # An asynchronous channel cannot keep up with the peak replicated bytes: its lag grows for
     # as long as the peak lasts, so data_at_risk_s and the failover figures are null.
     data_at_risk_unbounded: bool = False
+    # Why, in words, when unbounded; survives_site_loss is then null: surviving a failure by
+    # a failover that loses an ever-growing backlog is not surviving it.
+    data_at_risk_reason: str | None = None
     conflicts_per_s: float | None = None
     clusters: int = 1
     blockers: list[str] = []

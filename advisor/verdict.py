@@ -52,6 +52,7 @@ __all__ = [
     "scale_at_limit",
     "scaled_latency_ms",
     "summary",
+    "unbounded_loss",
     "what_would_change",
 ]
 
@@ -69,6 +70,7 @@ from advisor.inputs.topology import Topology
 from advisor.model import galera, physics, pipeline
 from advisor.model.provider_options import OptionValue
 from advisor.result import Finding, WhatIf
+from advisor.rules.asynchronous import appliers_why
 from advisor.rules.pack import Rule
 from advisor.units import ms_text
 from advisor.vocabulary import ARCHITECTURES, Architecture
@@ -265,6 +267,11 @@ def summary(
             parts.append(
                 f"{other.architecture} is ruled out by {', '.join(rule_ids)}; "
                 f"it would take {needs}."
+            )
+        elif unbounded_loss(other):
+            parts.append(
+                f"{other.architecture} keeps writing on every failure only by losing an "
+                f"unbounded backlog: {unbounded_loss(other)}."
             )
         elif viable and failovers(other) > failovers(chosen):
             parts.append(
@@ -1176,3 +1183,22 @@ def scale_at_limit(limit_ms: float, predicted_ms: float, lan_ms: float) -> float
     if wan <= 0:
         return float("inf")
     return max(limit_ms - lan_ms, 0.0) / wan
+
+
+def unbounded_loss(option: Option) -> str:
+    """Why a failure loses an ever-growing backlog under ``option``: the first channel that
+    cannot keep up with the peak, in words; empty when every channel keeps up."""
+    for link in option.async_links:
+        if not link.unbounded:
+            continue
+        assumed = (
+            " (assumed: the topology gives no bandwidth_mbps)" if link.bandwidth_assumed else ""
+        )
+        why = appliers_why(link) or (
+            f"the replicated bytes need {link.utilisation:.0%} of the link's "
+            f"{link.bandwidth_mbps:g} Mbit/s{assumed}"
+        )
+        return (
+            f"the asynchronous channel {'-'.join(link.sites)} cannot keep up with the peak: {why}"
+        )
+    return ""

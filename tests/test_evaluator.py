@@ -220,18 +220,30 @@ FOUR = (
 
 
 def test_an_async_link_runs_between_the_nearest_pair_of_two_clusters():
-    # a2-b1 at 30 ms is the nearest cross pair; lag 30 / 2 + 2,048 B x 8 / 1 Gbit/s + 1 ms
-    # apply = 16.016384 ms at p50 and p99 (2 KB write sets throughout, no load: no queue).
-    option = evaluator(*FOUR).option("grouped_clusters", [["a1", "a2"], ["b1", "b2"]])
+    # a2-b1 at 30 ms is the nearest cross pair; lag 30 / 2 + 2,048 B x 8 / 1 Gbit/s + the
+    # apply, a commit in the receiving cluster at the replica's site: 1 ms of local work and
+    # the commit's path over the 1 ms b1-b2 link (2 KB write sets throughout, point RTTs: the
+    # same in every draw; no load: no queue).
+    built = evaluator(*FOUR)
+    option = built.option("grouped_clusters", [["a1", "a2"], ["b1", "b2"]])
     (link,) = option.async_links
     assert link.clusters == (0, 1)
     assert link.sites == ("a2", "b1")
     assert link.rtt_ms == {"p50": 30.0, "p99": 30.0}
-    assert link.lag_ms == pytest.approx({"p50": 16.016384, "p99": 16.016384})
+    apply_ms = float(built.clusters.lone_commit_draws(("b1", "b2"), "b1")[0])
+    assert 1.0 + 1.0 < apply_ms < 1.0 + 1.0 + 2 * 0.2
+    lag_ms = 15.0 + 0.016384 + apply_ms
+    assert link.lag_ms == pytest.approx({"p50": lag_ms, "p99": lag_ms})
     assert link.lag_p99_parts_ms == pytest.approx(
-        {"one_way": 15.0, "serialisation": 0.016384, "queue": 0.0, "apply": 1.0}
+        {
+            "one_way": 15.0,
+            "serialisation": 0.016384,
+            "queue": 0.0,
+            "apply_queue": 0.0,
+            "apply": apply_ms,
+        }
     )
-    assert option.data_at_risk_s == pytest.approx(0.016016384)
+    assert option.data_at_risk_s == pytest.approx(lag_ms / 1000)
 
 
 def test_one_cluster_has_no_async_links_and_nothing_at_risk():

@@ -135,8 +135,9 @@ def test_two_continents_get_a_cluster_each_linked_asynchronously():
     )
     per_site = option(result, "per_site_clusters")
     assert per_site.viable and per_site.clusters == 2
-    # Asynchronous RPO about half the p99 round trip plus apply: 37 + 1 = 38 ms.
-    assert per_site.data_at_risk_s == pytest.approx(0.038, abs=0.002)
+    # Asynchronous RPO about half the p99 round trip, plus the wait for an applier and the
+    # apply, a commit in the receiving cluster (about 1.8 ms each at p99): 37 + 3.5 = 40.5 ms.
+    assert per_site.data_at_risk_s == pytest.approx(0.0405, abs=0.002)
     assert "ASYNC-DATA-LOSS" not in rules(result)
     # The 5,450 km floor is 53 ms; the measured 69.6 ms runs at about 77 % of it.
     link = result.links[0]

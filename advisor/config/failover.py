@@ -159,7 +159,7 @@ def failover_files(
                 lost_rule_ids=_rules_to(proxysql, lost.hostgroups["writer"]),
                 lost_domain_id=lost_i + 1,  # advisor.config.galera: wsrep_gtid_domain_id
                 healthcheck_timeout_ms=_healthcheck_timeout_ms(proxysql),
-                drain_s=max(_MIN_DRAIN_S, math.ceil(rpo_ms / 1000.0)),
+                drain_s=max(_MIN_DRAIN_S, math.ceil(min(rpo_ms, 1e9) / 1000.0)),
                 variant=_variant(ctx),
                 promote_file=f"{stem}.promote.sql",
                 proxysql_file=f"{stem}.proxysql.sql",

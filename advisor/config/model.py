@@ -113,6 +113,9 @@ class AsyncChannel(_Plan):
     options: list[Setting]  # CHANGE MASTER / CHANGE REPLICATION SOURCE options, in order
     failover_sources: list[Setting] = []  # MySQL: source host -> weight
     reason: str
+    # The replica's parallel appliers (MariaDB slave_parallel_*, MySQL replica_parallel_*),
+    # set before the channel starts, each with why.
+    appliers: list[Setting] = []
 
 
 class AsyncLinkPlan(_Plan):

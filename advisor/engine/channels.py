@@ -1,6 +1,13 @@
 """Asynchronous replication between clusters: one channel between every two clusters, over
 their nearest site pair, with its lag from the link's RTT, bandwidth, the write-set sizes,
-the replicated load and the apply time (:func:`advisor.model.replication.lag_parts_ms`).
+the replicated load, and the replica's appliers (:func:`advisor.model.replication.lag_parts_ms`).
+
+A replica applies each transaction through its own Galera cluster: one apply is a full commit
+there, at the replica's site (:meth:`Clusters.lone_commit_draws`, its local work included).
+The workers applying in parallel are the user's (``replication.applier_threads``) or the
+design's: the fewest, from the flavour's default, whose p99 wait for a free worker is no
+longer than a p99 apply
+(:func:`advisor.model.replication.applier_threads_needed`); the configuration sets that number.
 """
 
 from __future__ import annotations
@@ -10,11 +17,14 @@ __all__ = ["ChannelLoad", "channel", "channel_load", "channels"]
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
+from advisor.engine.clusters import Clusters
 from advisor.engine.evidence import LinkEvidence
 from advisor.engine.memo import Memo
-from advisor.engine.metrics import AsyncLink
+from advisor.engine.metrics import AsyncLink, FloatArray
 from advisor.engine.workload import WritesetSizes
-from advisor.inputs.topology import Topology
+from advisor.inputs.topology import HotRow, Topology
 from advisor.model import replication
 
 
@@ -26,34 +36,55 @@ class ChannelLoad:
     p99_bytes: float  # the 99th percentile write set [bytes]
     load_bytes_per_s: float  # the replicated load [bytes/s]
     mean_bytes: float  # the mean write set [bytes]
-    local_commit_ms: float  # a replica's apply of one write set [ms]
+    commits_per_s: float  # transactions at the peak [1/s]
+    least_threads: int  # the appliers the flavour runs by default [threads]
+    given_threads: int | None  # the appliers the user runs (replication.applier_threads)
+    # Each hot row's owner site, name and required updates [1/s]: they apply in order on a
+    # replica.
+    row_rates: tuple[tuple[str, str, float], ...] = ()
+    writing: frozenset[str] = frozenset()  # the sites that take writes
 
 
-def channel_load(topology: Topology, sizes: WritesetSizes, local_commit_ms: float) -> ChannelLoad:
+def channel_load(
+    topology: Topology, sizes: WritesetSizes, owner: Callable[[HotRow], str]
+) -> ChannelLoad:
     """The load of every channel: the workload's peak replicated bytes, else peak commits x
-    the mean write set (as BANDWIDTH estimates it); all of it on every channel, since the
-    workload does not say how the writes split between clusters."""
+    the mean write set (as BANDWIDTH estimates it), and the peak commits, else the bytes over
+    the mean write set; all of it on every channel, since the workload does not say how the
+    writes split between clusters."""
     mean = sizes.mean_bytes
     workload = topology.workload
     commits = workload.commits_per_s.design_value if workload.commits_per_s else None
     if workload.replicated_bytes_per_s is not None:
         load = workload.replicated_bytes_per_s.design_value
         mean = load / commits if commits else mean
+        commits = commits if commits is not None else (load / mean if mean > 0 else 0.0)
     else:
         load = (commits or 0.0) * mean
     p99 = max(sizes.p50_bytes, sizes.p99_bytes)
-    return ChannelLoad(sizes.p50_bytes, p99, load, mean, local_commit_ms)
+    return ChannelLoad(
+        sizes.p50_bytes,
+        p99,
+        load,
+        mean,
+        commits or 0.0,
+        replication.default_applier_threads(topology.galera.flavor),
+        topology.replication.applier_threads,
+        tuple((owner(row), row.name, row.updates_per_s) for row in workload.hot_rows),
+        frozenset(s.name for s in topology.sites if s.writes and s.nodes > 0),
+    )
 
 
 def channels(
     groups: Sequence[tuple[str, ...]],
     link: Callable[[str, str], LinkEvidence],
     load: ChannelLoad,
+    receiving: Clusters,
     memo: Memo,
 ) -> tuple[AsyncLink, ...]:
     """One channel between every two of ``groups`` (clusters by index)."""
     return tuple(
-        channel((i, j), groups[i], groups[j], link, load, memo)
+        channel((i, j), groups[i], groups[j], link, load, receiving, memo)
         for i in range(len(groups))
         for j in range(i + 1, len(groups))
     )
@@ -65,37 +96,96 @@ def channel(
     target: Sequence[str],
     link: Callable[[str, str], LinkEvidence],
     load: ChannelLoad,
+    receiving: Clusters,
     memo: Memo,
+    *,
+    target_is_cluster: bool = True,
 ) -> AsyncLink:
     """The channel between clusters ``source`` and ``target`` over their nearest pair (the
-    lowest RTT p50): its RTT and lag percentiles [ms], the p99 lag's terms [ms] and the
-    share of the link's bandwidth the replicated bytes use. Once per analysis for a link:
-    the grouping search asks for the same channel in many partitions."""
+    lowest RTT p50): its RTT and lag percentiles [ms], the p99 lag's terms [ms], the share
+    of the link's bandwidth the replicated bytes use, and the replica's appliers. Once per
+    analysis for a link and the clusters at its ends: the grouping search asks for the same
+    channel in many partitions.
+
+    Each direction whose source cluster writes carries that cluster's commits to a replica at
+    the other end, applied there as a commit in its cluster, and the updates of the hottest
+    row its source owns in order; the channel reports the direction that lags most.
+    ``target_is_cluster=False``: the sites a partial option leaves out, not yet a cluster;
+    only the way into them counts, the replica applying as in a cluster of its own site."""
     pairs = [(a, b) for a in source for b in target]
     a, b = min(pairs, key=lambda p: link(*p).rtt_p50_ms)
     over = link(a, b)
-    key = (clusters, over)
+    into_target = tuple(target) if target_is_cluster else (b,)
+    key = (clusters, over, receiving.key(into_target), receiving.key(source))
     if key not in memo.channels:
-        memo.channels[key] = _channel(clusters, (a, b), over, load)
+        ways = [(tuple(source), into_target, b)]
+        if target_is_cluster:
+            ways.append((tuple(target), tuple(source), a))
+        carrying = [w for w in ways if set(w[0]) & load.writing] or ways[:1]
+        memo.channels[key] = max(
+            (
+                _channel(
+                    clusters,
+                    (a, b),
+                    over,
+                    load,
+                    receiving.lone_commit_draws(replica_cluster, replica_site),
+                    max(
+                        ((rate, name) for site, name, rate in load.row_rates if site in writers),
+                        default=(0.0, ""),
+                    ),
+                )
+                for writers, replica_cluster, replica_site in carrying
+            ),
+            key=lambda c: (c.lag_ms["p99"], c.apply_utilisation),
+        )
     return memo.channels[key]
 
 
 def _channel(
-    clusters: tuple[int, int], sites: tuple[str, str], over: LinkEvidence, load: ChannelLoad
+    clusters: tuple[int, int],
+    sites: tuple[str, str],
+    over: LinkEvidence,
+    load: ChannelLoad,
+    apply_draws_ms: FloatArray,
+    hottest: tuple[float, str],
 ) -> AsyncLink:
     rtt_ms = {"p50": over.rtt_p50_ms, "p99": float(over.rtt.quantile(0.99))}
-    parts = {
-        key: replication.lag_parts_ms(
-            rtt_ms[key],
-            size,
-            float(over.effective_bandwidth_mbps),
-            load.local_commit_ms,
-            replicated_bytes_per_s=load.load_bytes_per_s,
-            mean_writeset_bytes=load.mean_bytes,
-            quantile=q,
-        )
-        for key, size, q in (("p50", load.p50_bytes, 0.5), ("p99", load.p99_bytes, 0.99))
+    apply_ms = {
+        "p50": float(np.median(apply_draws_ms)),
+        "p99": float(np.quantile(apply_draws_ms, 0.99)),
     }
+    mean_apply_ms = float(np.mean(apply_draws_ms))
+
+    def lag(threads: int) -> dict[str, replication.LagParts]:
+        return {
+            key: replication.lag_parts_ms(
+                rtt_ms[key],
+                size,
+                float(over.effective_bandwidth_mbps),
+                apply_ms[key],
+                replicated_bytes_per_s=load.load_bytes_per_s,
+                mean_writeset_bytes=load.mean_bytes,
+                quantile=q,
+                commits_per_s=load.commits_per_s,
+                applier_threads=threads,
+                mean_apply_ms=mean_apply_ms,
+                serial_commits_per_s=hottest[0],
+            )
+            for key, size, q in (("p50", load.p50_bytes, 0.5), ("p99", load.p99_bytes, 0.99))
+        }
+
+    # Waiting for a free applier may take at most a p99 apply: it at most doubles the apply.
+    budget_ms = apply_ms["p99"]
+    needed = replication.applier_threads_needed(
+        load.commits_per_s,
+        mean_apply_ms,
+        budget_ms,
+        load.least_threads,
+        replication.MOST_APPLIER_THREADS,
+    )
+    threads = load.given_threads or needed or replication.MOST_APPLIER_THREADS
+    parts = lag(threads)
     p99 = parts["p99"]
     return AsyncLink(
         clusters,
@@ -106,7 +196,18 @@ def _channel(
             "one_way": float(p99.one_way_ms),
             "serialisation": float(p99.serialisation_ms),
             "queue": float(p99.queue_ms),
+            "apply_queue": float(p99.apply_queue_ms),
             "apply": float(p99.apply_ms),
         },
         float(p99.utilisation),
+        commits_per_s=load.commits_per_s,
+        apply_ms=mean_apply_ms,
+        applier_threads=threads,
+        applier_threads_needed=needed,
+        apply_utilisation=float(p99.apply_utilisation),
+        applier_threads_given=load.given_threads is not None,
+        in_order_per_s=hottest[0],
+        in_order_row=hottest[1],
+        bandwidth_mbps=float(over.effective_bandwidth_mbps),
+        bandwidth_assumed=over.bandwidth_mbps is None,
     )

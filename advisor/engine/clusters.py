@@ -71,8 +71,20 @@ class Clusters:
         commit is."""
         paths = self._paths(cluster.sites, cluster.arbitrator, writers, in_step=True)
         members = self._members(cluster.sites, cluster.arbitrator)
-        commits = (self._pipelined(paths[w], self._first_reply(members, w)) for w in writers)
+        commits = (self._pipelined(paths[w], _first_reply(self.pairs, members, w)) for w in writers)
         return max((summarise(c) for c in commits), key=lambda p: p["p50"])
+
+    def lone_commit_draws(self, sites: Sequence[str], site: str) -> FloatArray:
+        """Draws of a commit from a node at ``site`` in the cluster of ``sites``, with no
+        ProxySQL route [ms]: what an asynchronous replica there pays to apply one
+        transaction. The cluster's own commits where ``site`` holds its writer."""
+        cluster = self.cluster(sites)
+        if site == cluster.writer_site:
+            return cluster.commit_ms[site]
+        members = self._members(cluster.sites, cluster.arbitrator)
+        path = self._paths(cluster.sites, cluster.arbitrator, (site,), in_step=False)[site]
+        own = self._pipelined(path, _first_reply(self.pairs, members, site))
+        return own + self._losses(members, site)
 
     def _evaluate(self, sites: tuple[str, ...]) -> ClusterEval:
         writers = tuple(s for s in sites if s in self.writing)
@@ -160,7 +172,7 @@ class Clusters:
         writer = self.writer_site(writers)
         if writer is None:
             return {}, {}, {}
-        replies = {writer: self._first_reply(members, writer)}
+        replies = {writer: _first_reply(self.pairs, members, writer)}
         paths = self._paths(sites, arbitrator, (writer,), in_step=False)
         own = self._pipelined(paths[writer], replies[writer]) + self._losses(members, writer)
         commits = {
@@ -204,16 +216,6 @@ class Clusters:
         draws = galera.in_step_commit_draws if in_step else galera.commit_latency_draws
         return draws(spec, writers, self.pairs, relay_ms=relay_ms)
 
-    def _first_reply(self, members: dict[str, list[int]], writer: str) -> FloatArray:
-        """Draws of the round trip to the writer's nearest fellow member [ms] (0: alone)."""
-        near = [self.pairs(writer, s)[0] for s, w in members.items() if s != writer and w]
-        if len(members.get(writer, [])) >= 2:  # another node in the writer's own site
-            near.append(self.pairs(writer, writer)[0])
-        if not near:
-            return np.zeros(self.sampling.draws)
-        nearest: FloatArray = np.min(near, axis=0).astype(float)
-        return nearest
-
     def _pipelined(self, path_ms: FloatArray, first_reply_ms: FloatArray) -> FloatArray:
         """A commit of each draw's write set [ms]: local work, then its rounds through the
         send windows over that draw's path (:func:`pipeline.pipeline_commit_ms`). The one
@@ -244,3 +246,14 @@ class Clusters:
 
 # At each writer site: network path draws, first-reply draws, commit draws [ms].
 _Commits = tuple[dict[str, FloatArray], dict[str, FloatArray], dict[str, FloatArray]]
+
+
+def _first_reply(pairs: LinkDraws, members: dict[str, list[int]], writer: str) -> FloatArray:
+    """Draws of the round trip to the writer's nearest fellow member [ms] (0: alone)."""
+    near = [pairs(writer, s)[0] for s, w in members.items() if s != writer and w]
+    if len(members.get(writer, [])) >= 2:  # another node in the writer's own site
+        near.append(pairs(writer, writer)[0])
+    if not near:
+        return np.zeros(pairs.sampling.draws)
+    nearest: FloatArray = np.min(near, axis=0).astype(float)
+    return nearest

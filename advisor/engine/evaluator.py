@@ -69,7 +69,7 @@ class Evaluator:
         self.data_sites = self.clusters.data_sites
         self.writing = self.clusters.writing
         self._memo = memo
-        self._load = channel_load(topology, writeset_bytes, plan.local_commit_ms)
+        self._load = channel_load(topology, writeset_bytes, self._owner)
         self._timing = _failover_timing(links, set(self.writing))
 
     def median_rtt_ms(self, a: str, b: str) -> float:
@@ -113,7 +113,7 @@ class Evaluator:
             for row in self.topology.workload.hot_rows
             if any(self._owner(row) in g for g in groups)
         )
-        links = channels(groups, self.pairs.link, self._load, self._memo)
+        links = channels(groups, self.pairs.link, self._load, self.clusters, self._memo)
         return Option(
             architecture,
             groups,
@@ -136,7 +136,16 @@ class Evaluator:
         inside = {s for g in groups for s in g}
         outside = tuple(s for s in self.data_sites if s not in inside)
         to_outside = tuple(
-            channel((i, len(groups)), g, outside, self.pairs.link, self._load, self._memo)
+            channel(
+                (i, len(groups)),
+                g,
+                outside,
+                self.pairs.link,
+                self._load,
+                self.clusters,
+                self._memo,
+                target_is_cluster=False,
+            )
             for i, g in enumerate(groups)
             if outside
         )

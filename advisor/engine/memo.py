@@ -53,5 +53,8 @@ class Memo:
     clusters: dict[ClusterKey, ClusterEval] = field(default_factory=dict)
     # (the clients' site, its cluster) -> the clients' closed-loop throughput
     throughputs: dict[tuple[str, ClusterKey], Throughput] = field(default_factory=dict)
-    # (the clusters' indices, the link it runs over) -> an asynchronous channel
-    channels: dict[tuple[tuple[int, int], LinkEvidence], AsyncLink] = field(default_factory=dict)
+    # (the clusters' indices, the link it runs over, the clusters at its ends) -> a
+    # channel
+    channels: dict[tuple[tuple[int, int], LinkEvidence, ClusterKey, ClusterKey], AsyncLink] = field(
+        default_factory=dict
+    )

@@ -25,6 +25,7 @@ __all__ = [
     "summarise",
 ]
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -125,9 +126,48 @@ class AsyncLink:
     rtt_ms: Percentiles
     lag_ms: Percentiles
     # The p99 lag's terms [ms] (advisor.model.replication: one_way, serialisation, queue,
-    # apply) and the share of the link's bandwidth the replicated bytes use.
+    # apply_queue, apply) and the share of the link's bandwidth the replicated bytes use.
     lag_p99_parts_ms: Mapping[str, float] = field(default_factory=dict)
     utilisation: float = 0.0
+    # The replica's appliers: the transactions the channel carries at the peak [1/s], one
+    # apply (a commit in the receiving cluster at the replica's site, mean) [ms], the workers
+    # in effect (the user's, or the design's) and the fewest that keep the appliers' p99
+    # wait within the rest of the lag (None: more than the design's ceiling), their busy
+    # share at the peak, and whether the user pinned the workers.
+    commits_per_s: float = 0.0
+    apply_ms: float = 0.0
+    applier_threads: int = 1
+    applier_threads_needed: int | None = 1
+    apply_utilisation: float = 0.0
+    applier_threads_given: bool = False
+    # The hottest row whose updates cross this channel, and its rate [1/s]: they apply in
+    # order, one commit of the receiving cluster each.
+    in_order_per_s: float = 0.0
+    in_order_row: str = ""
+    # The link's rate [Mbit/s], and whether it is the default because the topology gives none.
+    bandwidth_mbps: float = 0.0
+    bandwidth_assumed: bool = True
+
+    @property
+    def apply_capacity_per_s(self) -> float:
+        """The most transactions the replica applies a second [1/s]."""
+        return self.applier_threads * 1000.0 / self.apply_ms if self.apply_ms > 0 else math.inf
+
+    @property
+    def in_order_busy(self) -> float:
+        """The hottest row's share of one applier [fraction]; 1 or more: it falls behind."""
+        return self.in_order_per_s * self.apply_ms / 1000.0
+
+    @property
+    def appliers_busy(self) -> float:
+        """The appliers' busy share at the peak, all threads together [fraction]."""
+        return self.commits_per_s / self.apply_capacity_per_s
+
+    @property
+    def unbounded(self) -> bool:
+        """Whether the lag grows without bound at the peak: the link's bandwidth or the
+        appliers cannot keep up."""
+        return not math.isfinite(self.lag_ms["p99"])
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ __all__ = [
     "Measurement",
     "Percentiles",
     "Rate",
+    "Replication",
     "Requirements",
     "Site",
     "SiteLocation",
@@ -446,6 +447,21 @@ class Galera(_Model):
         return options
 
 
+class Replication(_Model):
+    """Extension: the asynchronous channels between clusters, as they run today."""
+
+    applier_threads: Annotated[int, Field(ge=1, le=1024)] | None = Field(
+        default=None,
+        description=(
+            "Workers applying each asynchronous channel on its replica: MariaDB "
+            "slave_parallel_threads (0 there means the SQL thread alone: give 1), MySQL and "
+            "PXC replica_parallel_workers. Given, the model judges the channels at this "
+            "number and the generated files keep it; absent, the design sets the fewest "
+            "that keep up with the peak."
+        ),
+    )
+
+
 class Topology(_Model):
     version: Literal[1] = 1
     name: Name
@@ -455,6 +471,7 @@ class Topology(_Model):
     links: list[Link] = []
     workload: Workload = Workload()
     galera: Galera = Galera()
+    replication: Replication = Replication()
 
     @model_validator(mode="after")
     def _check_site_names_unique(self) -> Self:

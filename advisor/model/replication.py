@@ -24,10 +24,27 @@ there. Its lag, commit on the source to applied on the replica, is the sum of fo
   with the variability of service, Pollaczek-Khinchine); with a heavy tail of write-set sizes
   it is an estimate, not a bound. At ``rho >= 1`` the channel cannot keep up and the lag
   grows without bound (infinite).
-- Apply: the replica commits each transaction as the source did; the local commit time
-  (``workload.local_commit_ms``, 1 ms by default from benchmarks/calibration/lab-galera.yaml).
-  It is counted in the recovery point although a transaction already in the replica's relay
-  log is applied before promotion: one apply of margin.
+- Apply: the replica commits each transaction as the source did, through its own Galera
+  cluster: one full commit there (the engine passes the receiving cluster's commit at the
+  replica's site, its local work included). It is counted in the recovery point although a
+  transaction already in the replica's relay log is applied before promotion (the promote
+  file waits for it): one apply of margin.
+- The appliers' queue: the replica applies with ``applier_threads`` workers (MariaDB
+  ``slave_parallel_threads``, 0 meaning the SQL thread alone; MySQL and PXC
+  ``replica_parallel_workers``), each one commit at a time, so the channel applies at most
+  ``applier_threads / mean apply`` transactions a second (:func:`apply_capacity_per_s`).
+  Commits arrive at the source's rate; the applier's busy share is ``commits_per_s / capacity``
+  and its wait is the M/M/1 queue of one server ``applier_threads`` times faster
+  (:func:`queue_wait_ms` with the mean apply over the threads). The M/M/c queue of the real
+  workers waits with the same exponential decay but a smaller probability (Erlang's C is at
+  most the utilisation; Kleinrock vol. 1, sec. 3.5), so this is its upper bound. At a busy
+  share of 1 or more the backlog grows as long as the peak lasts: the lag is infinite. That
+  assumes independent transactions. The updates of one row apply in order on any number of
+  threads (MariaDB's optimistic appliers roll back and retry a conflict; MySQL's WRITESET
+  dependencies keep them in sequence), each a full commit in the receiving cluster: Callaghan's
+  law on the replica. They reach the replica spaced by the source's own commits of that row,
+  so below one applier's capacity (``serial_commits_per_s`` times one apply under 1) they add
+  no wait; at or above it they fall behind without bound.
 
 A lag at a quantile takes every term at that quantile (RTT p99, write set p99, queue p99): the
 sum of the p99s, an upper bound of the p99 of the sum.
@@ -39,7 +56,16 @@ the channel carries [bytes/s]; ``apply_ms`` applying one transaction on the repl
 
 from __future__ import annotations
 
-__all__ = ["LagParts", "lag_parts_ms", "queue_wait_ms", "utilisation"]
+__all__ = [
+    "MOST_APPLIER_THREADS",
+    "LagParts",
+    "applier_threads_needed",
+    "apply_capacity_per_s",
+    "default_applier_threads",
+    "lag_parts_ms",
+    "queue_wait_ms",
+    "utilisation",
+]
 
 from dataclasses import dataclass
 
@@ -51,6 +77,17 @@ from advisor.model import tcp
 FloatArray = npt.NDArray[np.float64]
 _BITS_PER_BYTE = 8.0
 _MS_PER_S = 1e3
+
+# The most appliers a design sets on one replica (estimated): past a few dozen, parallel apply
+# is bound by the dependencies between transactions (what the source committed together, rows
+# written in order), not by the thread count (MariaDB docs, Parallel Replication:
+# https://mariadb.com/kb/en/parallel-replication/; MySQL manual, replica_parallel_workers:
+# https://dev.mysql.com/doc/refman/8.0/en/replication-options-replica.html).
+MOST_APPLIER_THREADS = 64
+# MySQL 8.0.27 made 4 workers the default (replica_parallel_workers, with
+# replica_preserve_commit_order ON); before it, and on MariaDB (slave_parallel_threads 0),
+# the SQL thread applies alone.
+_MYSQL_PARALLEL_DEFAULT = 4
 
 
 def utilisation(
@@ -132,6 +169,11 @@ class LagParts:
         Applying the write set on the replica [ms].
     utilisation : float or ndarray
         The link's utilisation ``rho`` [fraction].
+    apply_queue_ms : float or ndarray
+        Waiting for a free applier on the replica [ms]; infinite when the appliers cannot
+        keep up.
+    apply_utilisation : float or ndarray
+        The appliers' busy share at the arrival rate [fraction]; 1 or more: unbounded lag.
     """
 
     one_way_ms: FloatArray | float
@@ -139,14 +181,17 @@ class LagParts:
     queue_ms: FloatArray | float
     apply_ms: FloatArray | float
     utilisation: FloatArray | float
+    apply_queue_ms: FloatArray | float = 0.0
+    apply_utilisation: FloatArray | float = 0.0
 
     @property
     def total_ms(self) -> FloatArray | float:
-        """The lag: the sum of the four terms [ms]."""
+        """The lag: the sum of the terms [ms]."""
         total = (
             np.asarray(self.one_way_ms)
             + np.asarray(self.serialisation_ms)
             + np.asarray(self.queue_ms)
+            + np.asarray(self.apply_queue_ms)
             + np.asarray(self.apply_ms)
         )
         return _scalar_or_array(np.asarray(total, dtype=float))
@@ -161,6 +206,10 @@ def lag_parts_ms(
     replicated_bytes_per_s: npt.ArrayLike = 0.0,
     mean_writeset_bytes: npt.ArrayLike | None = None,
     quantile: float = 0.5,
+    commits_per_s: npt.ArrayLike = 0.0,
+    applier_threads: npt.ArrayLike = 1,
+    mean_apply_ms: npt.ArrayLike | None = None,
+    serial_commits_per_s: npt.ArrayLike = 0.0,
 ) -> LagParts:
     """The terms of a channel's lag at ``quantile`` (module docstring); broadcast together.
 
@@ -180,7 +229,17 @@ def lag_parts_ms(
         Mean write set, which sets the queue's service time [bytes]; default
         ``writeset_bytes``.
     quantile : float, default 0.5
-        Level of the queue's waiting time [fraction, in [0, 1)].
+        Level of the queues' waiting times [fraction, in [0, 1)].
+    commits_per_s : array_like, default 0.0
+        Transactions the channel carries [1/s]; 0 leaves out the appliers' queue.
+    applier_threads : array_like, default 1
+        Workers applying in parallel on the replica [threads].
+    mean_apply_ms : array_like, optional
+        The mean apply, which sets the appliers' capacity [ms]; default ``apply_ms``.
+    serial_commits_per_s : array_like, default 0.0
+        Transactions that apply one after another whatever the threads, the updates of the
+        hottest row [1/s]; past one applier's capacity the lag is unbounded (module
+        docstring).
 
     Returns
     -------
@@ -205,13 +264,111 @@ def lag_parts_ms(
     service_ms = mean * _BITS_PER_BYTE / (rate * 1e6) * _MS_PER_S
     rho = np.asarray(utilisation(replicated_bytes_per_s, rate), dtype=float)
     apply = np.broadcast_to(np.asarray(apply_ms, dtype=float), np.broadcast(rtt, size).shape)
+    apply_mean = apply if mean_apply_ms is None else np.asarray(mean_apply_ms, dtype=float)
+    threads = np.asarray(applier_threads, dtype=float)
+    busy = np.asarray(commits_per_s, dtype=float) / apply_capacity_per_s(threads, apply_mean)
+    in_order = np.asarray(serial_commits_per_s, dtype=float) / apply_capacity_per_s(1, apply_mean)
+    # A hot row's updates reach the replica spaced by the source's own commits of that row,
+    # so below one applier's capacity they do not queue behind each other; at or above it,
+    # they fall behind without bound.
+    behind = np.where(in_order >= 1.0, np.inf, 0.0)
+    wait = np.maximum(queue_wait_ms(busy, apply_mean / threads, quantile), behind)
     return LagParts(
         one_way_ms=_scalar_or_array(one_way),
         serialisation_ms=_scalar_or_array(shipped - one_way),
         queue_ms=queue_wait_ms(rho, service_ms, quantile),
         apply_ms=_scalar_or_array(np.asarray(apply, dtype=float)),
         utilisation=_scalar_or_array(rho),
+        apply_queue_ms=_scalar_or_array(np.asarray(wait, dtype=float)),
+        apply_utilisation=_scalar_or_array(np.maximum(busy, in_order)),
     )
+
+
+def apply_capacity_per_s(
+    applier_threads: npt.ArrayLike, mean_apply_ms: npt.ArrayLike
+) -> FloatArray | float:
+    """The most transactions a replica applies in a second: each worker one at a time.
+
+    Parameters
+    ----------
+    applier_threads : array_like
+        Workers applying in parallel [threads].
+    mean_apply_ms : array_like
+        One transaction's apply on the replica, a commit in its cluster [ms].
+
+    Returns
+    -------
+    float or ndarray
+        Capacity [transactions/s].
+
+    >>> round(apply_capacity_per_s(1, 1.3), 1)  # the SQL thread alone at 1.3 ms a commit
+    769.2
+    """
+    threads = np.asarray(applier_threads, dtype=float)
+    return _scalar_or_array(threads * _MS_PER_S / np.asarray(mean_apply_ms, dtype=float))
+
+
+def default_applier_threads(flavor: str) -> int:
+    """The appliers a replica runs when nobody sets them.
+
+    Parameters
+    ----------
+    flavor : str
+        ``mariadb``, ``pxc`` or ``codership`` (MySQL with Galera).
+
+    Returns
+    -------
+    int
+        Threads [threads]: 1 on MariaDB (``slave_parallel_threads`` 0, the SQL thread
+        alone), 4 on MySQL and PXC (``replica_parallel_workers``, the default from 8.0.27,
+        which every Galera 4 release of PXC and of Codership's MySQL follows).
+
+    >>> default_applier_threads("mariadb"), default_applier_threads("pxc")
+    (1, 4)
+    """
+    return 1 if flavor == "mariadb" else _MYSQL_PARALLEL_DEFAULT
+
+
+def applier_threads_needed(
+    commits_per_s: float, mean_apply_ms: float, budget_ms: float, least: int, most: int
+) -> int | None:
+    """The fewest appliers, from ``least`` to ``most``, whose queue waits at most
+    ``budget_ms`` at p99 (:func:`queue_wait_ms` at 0.99): the design's parallel-replication
+    threads. The engine's budget is one p99 apply: waiting for an applier at most doubles
+    the apply part of the lag.
+
+    Parameters
+    ----------
+    commits_per_s : float
+        Transactions the channel carries at the peak [1/s].
+    mean_apply_ms : float
+        One transaction's apply on the replica [ms].
+    budget_ms : float
+        The longest p99 wait for an applier the design accepts [ms].
+    least : int
+        The fewest threads to consider, the flavour's default or the user's [threads].
+    most : int
+        The most threads to consider [threads].
+
+    Returns
+    -------
+    int or None
+        Threads [threads]; None when even ``most`` leave a longer wait.
+
+    >>> applier_threads_needed(5000.0, 1.3, 1.76, 1, 64)  # 6.5 busy threads at the peak
+    10
+    >>> applier_threads_needed(20.0, 1.3, 1.76, 1, 64)  # 3 % busy: the SQL thread alone
+    1
+    >>> applier_threads_needed(5000.0, 1.3, 1.76, 1, 6) is None  # 6 threads cannot keep up
+    True
+    """
+    threads = np.arange(least, most + 1, dtype=float)
+    if threads.size == 0:
+        return None
+    busy = commits_per_s * mean_apply_ms / _MS_PER_S / threads
+    wait = np.asarray(queue_wait_ms(busy, mean_apply_ms / threads, 0.99), dtype=float)
+    fits = np.flatnonzero(wait <= budget_ms)
+    return int(threads[fits[0]]) if fits.size else None
 
 
 def _scalar_or_array(values: FloatArray) -> FloatArray | float:

@@ -7,13 +7,21 @@ yields :class:`~advisor.rules.pack.RuleHit` with ``option`` set.
 
 from __future__ import annotations
 
-__all__ = ["async_data_loss", "async_ownership", "multi_site_writes_async"]
+__all__ = [
+    "appliers_why",
+    "async_apply_capacity",
+    "async_data_loss",
+    "async_ownership",
+    "multi_site_writes_async",
+]
 
 import math
 from collections.abc import Iterator, Mapping
 
+from advisor.engine.metrics import AsyncLink
 from advisor.rules.context import Context
 from advisor.rules.pack import RuleHit
+from advisor.units import ms_text
 
 Params = Mapping[str, float]
 
@@ -76,6 +84,9 @@ def async_data_loss(ctx: Context, p: Params) -> Iterator[RuleHit]:
                 "(requirements.max_data_loss_s)."
             )
             short = "allow some data loss (max_data_loss_s) or keep one synchronous cluster"
+        elif worst.apply_utilisation >= 1.0:
+            kind = "decision"
+            fix, short = _appliers_fix(worst)
         elif floor_ms / 1000.0 > allowed:
             kind = "move_sites"
             fix = (
@@ -101,7 +112,7 @@ def async_data_loss(ctx: Context, p: Params) -> Iterator[RuleHit]:
                 "sites": "-".join(worst.sites),
                 "lag_p50_ms": _finite(worst.lag_ms["p50"]),
                 "lag_p50": _ms(worst.lag_ms["p50"]),
-                "why": _why(worst.rtt_ms["p99"], parts, worst.utilisation),
+                "why": appliers_why(worst) or _why(worst.rtt_ms["p99"], parts, worst.utilisation),
                 "fix": fix,
                 "fix_short": short,
             },
@@ -136,5 +147,68 @@ def _why(rtt_p99_ms: float, parts: Mapping[str, float], busy: float) -> str:
     return (
         f"{parts['one_way']:.1f} ms to cross, half the {rtt_p99_ms:.1f} ms p99 round trip; "
         f"{parts['serialisation']:.1f} ms to serialise a p99 write set; {queue}; "
+        f"{parts.get('apply_queue', 0.0):.1f} ms waiting for an applier; "
         f"{parts['apply']:.1f} ms to apply"
+    )
+
+
+def async_apply_capacity(ctx: Context, p: Params) -> Iterator[RuleHit]:
+    """A channel's replica cannot apply the peak: too few workers, or a row whose updates
+    apply in order faster than one commit of the receiving cluster allows."""
+    for option in ctx.options:
+        for link in option.async_links:
+            if link.apply_utilisation < 1.0:
+                continue
+            fix, short = _appliers_fix(link)
+            yield RuleHit(
+                "-".join(link.sites),
+                {
+                    "option": option.architecture,
+                    "sites": "-".join(link.sites),
+                    "why": appliers_why(link),
+                    "fix": fix,
+                    "fix_short": short,
+                },
+                option.architecture,
+                "decision",
+            )
+
+
+def appliers_why(link: AsyncLink) -> str:
+    """Why the replica of ``link`` falls behind, in words; empty when it keeps up."""
+    apply = f"{ms_text(link.apply_ms)} an apply (a commit in the receiving cluster)"
+    if link.in_order_busy >= 1.0:
+        return (
+            f"row {link.in_order_row} is updated {link.in_order_per_s:g} times a second, and "
+            f"its updates apply one after another at {apply}: at most "
+            f"{1000.0 / link.apply_ms:.0f} a second"
+        )
+    if link.appliers_busy >= 1.0:
+        return (
+            f"{link.commits_per_s:.0f} commits/s at {apply} keep "
+            f"{link.appliers_busy * link.applier_threads:.1f} appliers busy all the time; it "
+            f"runs {link.applier_threads}"
+        )
+    return ""
+
+
+def _appliers_fix(link: AsyncLink) -> tuple[str, str]:
+    if link.in_order_busy >= 1.0:
+        return (
+            "More appliers do not help: only a receiving cluster with faster commits (its "
+            "nodes in one site), fewer updates of the row, or keeping the row's writers in "
+            "one synchronous cluster do.",
+            f"keep the writers of row {link.in_order_row} in one Galera cluster",
+        )
+    if link.applier_threads_needed is None:
+        return (
+            "Even the design's most appliers leave it behind: receiving commits must get "
+            "faster (a replica cluster in one site) or the channel carry less.",
+            "apply the channel in a cluster with faster commits",
+        )
+    return (
+        f"Run {link.applier_threads_needed} appliers (replication.applier_threads, set in the "
+        "generated async-replication file as slave_parallel_threads or "
+        "replica_parallel_workers).",
+        f"set replication.applier_threads to {link.applier_threads_needed}",
     )

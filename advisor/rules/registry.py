@@ -42,6 +42,7 @@ CHECKS: dict[str, Check] = {
     "MULTI-SITE-WRITES-ASYNC": asynchronous.multi_site_writes_async,
     "ASYNC-OWNERSHIP": asynchronous.async_ownership,
     "ASYNC-DATA-LOSS": asynchronous.async_data_loss,
+    "ASYNC-APPLY-CAPACITY": asynchronous.async_apply_capacity,
 }
 
 

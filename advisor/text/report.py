@@ -136,7 +136,10 @@ def _options(options: Sequence[OptionReport], markdown: bool) -> str:
 
 
 def _survives(option: OptionReport) -> str:
-    """``yes`` on its own quorum, ``by failover (76 s)`` with the longest failover, ``no``."""
+    """``yes`` on its own quorum, ``by failover (76 s)`` with the longest failover, ``no``;
+    ``unbounded loss`` where a failover would lose an ever-growing backlog."""
+    if option.survives_site_loss is None and option.data_at_risk_unbounded:
+        return "unbounded loss"
     if not option.survives_site_loss:
         return "no"
     if option.failover_rto_s is None:

@@ -810,7 +810,8 @@ def _apply_async_sql(deployment: Deployment) -> list[tuple[Server, str]]:
                     )
                 statement = rewrite_text(statement, deployment.path_map)
                 target.execute(statement)
-                named = re.match(r"START SLAVE '([^']+)'", statement)
+                # The channel is named where it is defined; START ALL SLAVES starts it.
+                named = re.match(r"CHANGE MASTER '([^']+)'", statement)
                 if named:
                     channels.append((target, named.group(1)))
     return channels

@@ -7,7 +7,7 @@
 --   placeholders too: <repl-password> (the replication account), <monitor-password> (ProxySQL's
 --   monitor), <app-password> (the application): replace each in every file.
 -- What it loses: the commits of cluster london that had not reached this node, up to the
--- channel's lag, about 6.83 ms at p99 (modelled): the recovery point (RPO).
+-- channel's lag, about 9.09 ms at p99 (modelled): the recovery point (RPO).
 
 -- 1. Stop fetching from the lost cluster and let the relay log drain: what this node already
 --    received is applied (1 s covers the channel's p99 lag many times over), then stop.

@@ -43,9 +43,9 @@ DELIMITER ;
 
 -- Reading it, on any node of the other clusters: the age of the newest row of every other
 -- cluster [ms]. Expected at p99 (the channel's modelled lag plus one interval):
---   channel from_frankfurt: 28.4 ms
---   channel from_london: 26.8 ms
---   channel from_paris: 26.8 ms
+--   channel from_frankfurt: 30.6 ms
+--   channel from_london: 29.1 ms
+--   channel from_paris: 29.1 ms
 SELECT server_id AS source_server_id,
        ROUND(TIMESTAMPDIFF(MICROSECOND, MAX(ts), NOW(6)) / 1000, 1) AS lag_ms
   FROM advisor.heartbeat

@@ -43,8 +43,8 @@ DELIMITER ;
 
 -- Reading it, on any node of the other clusters: the age of the newest row of every other
 -- cluster [ms]. Expected at p99 (the channel's modelled lag plus one interval):
---   channel from_virginia: 58.3 ms
---   channel from_dublin: 58.3 ms
+--   channel from_virginia: 60.5 ms
+--   channel from_dublin: 60.5 ms
 SELECT server_id AS source_server_id,
        ROUND(TIMESTAMPDIFF(MICROSECOND, MAX(ts), NOW(6)) / 1000, 1) AS lag_ms
   FROM advisor.heartbeat
