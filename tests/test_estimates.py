@@ -432,3 +432,109 @@ def test_a_verdict_that_flips_inside_the_range_puts_measuring_first_in_the_summa
     assert sentences[0].startswith("Every round trip here is estimated from distance")
     assert any(s.startswith("Measure a-b first:") for s in sentences[:3])
     assert "within their range it would be single_cluster" in summary
+
+
+# -- the kind of path a link takes (links[].path) ---------------------------------------------
+
+PARIS_FRANKFURT = """
+requirements: {{commit_latency_ms: {{p99: {slo}}}, survive: node}}
+sites:
+  - {{name: a, location: {{lat: 48.86, lon: 2.35}}}}
+  - {{name: b, location: {{lat: 50.11, lon: 8.68}}}}
+"""
+
+
+def _paris_frankfurt(slo: float, path: str | None) -> LoadedTopology:
+    links = f"links: [{{sites: [a, b], path: {path}}}]\n" if path else ""
+    return _topology(PARIS_FRANKFURT.format(slo=slo) + links)
+
+
+@pytest.mark.parametrize(
+    ("path", "p50", "high", "basis"),
+    [
+        # 477.7 km, floor 4.679 ms, both in Europe. Public Internet: 8.2 + 2.17 x 4.679 =
+        # 18.353 ms, range to 2.68 x 18.353 = 49.187 ms. A provider's backbone: 3.6 + 1.96 x
+        # 4.679 = 12.771 ms, range to 1.52 x 12.771 = 19.412 ms. Neither: 13.895 and 51.689.
+        ("internet", 18.353, 49.187, "backbone fit (EU-EU; path internet): 8.2 ms + 2.17 x"),
+        ("backbone", 12.771, 19.412, "backbone fit (EU-EU; path backbone): 3.6 ms + 1.96 x"),
+        (None, 13.895, 51.689, "backbone fit (EU-EU): 3.6 ms + 2.20 x"),
+    ],
+)
+def test_a_link_that_states_its_path_gets_its_kinds_estimate_and_says_so(path, p50, high, basis):
+    rec = recommend(_paris_frankfurt(150, path))
+    (link,) = json.loads(to_json(rec))["links"]
+    assert link["rtt_source"] == "estimated"
+    assert link["rtt_ms"]["p50"] == pytest.approx(p50, abs=2e-3)
+    assert link["rtt_estimate_range_ms"]["low"] == pytest.approx(4.679, abs=1e-3)
+    assert link["rtt_estimate_range_ms"]["high"] == pytest.approx(high, abs=5e-3)  # 4 digits
+    assert link["rtt_estimate_basis"] == basis + " 4.68 ms floor"
+
+
+def test_the_kind_of_path_can_change_the_answer():
+    # p99 SLO 40 ms: at the fit of both kinds (13.9 ms) one cluster holds; at a public
+    # Internet path's 18.4 ms it no longer does.
+    assert analyse(_paris_frankfurt(40, None)).chosen.architecture == "single_cluster"
+    assert analyse(_paris_frankfurt(40, "internet")).chosen.architecture == "per_site_clusters"
+
+
+def test_a_backbones_narrower_range_holds_the_verdict_where_the_wider_one_flips():
+    # p99 SLO 45 ms: one cluster over a provider's backbone from 4.68 to 19.41 ms; without
+    # the kind the range reaches 51.69 ms, where it no longer holds.
+    quiet = analyse(_paris_frankfurt(45, "backbone"))
+    assert set(quiet.estimate_ends.values()) == {"single_cluster"}
+    assert not [f for f in quiet.findings if f.rule == "ESTIMATE-FLIPS-VERDICT"]
+    unstated = analyse(_paris_frankfurt(45, None))
+    assert unstated.estimate_ends["high"] == "per_site_clusters"
+    assert [f.subject for f in unstated.findings if f.rule == "ESTIMATE-FLIPS-VERDICT"] == ["a-b"]
+
+
+def test_a_stated_path_under_100_km_or_with_a_route_says_why_it_is_not_used():
+    metro = gather_links(
+        _topology(
+            """
+            sites: [{name: a, location: {lat: 52.3676, lon: 4.9041}},
+                    {name: b, location: {lat: 52.3030, lon: 4.7570}}]
+            links: [{sites: [a, b], path: internet}]
+            """
+        )
+    )[0]
+    # 12.3 km: the private metro path, 0.5 + 2.18 x 0.121 = 0.763 ms, as without the kind.
+    assert metro.estimate is not None and metro.estimate.p50_ms == pytest.approx(0.763, abs=1e-3)
+    assert metro.estimate.basis == (
+        "metro fit: 0.5 ms + 2.18 x 0.12 ms floor (path internet not used: under 100 km the "
+        "estimate is a private metro path)"
+    )
+    routed = gather_links(
+        _topology(
+            """
+            sites: [{name: a}, {name: b}]
+            links: [{sites: [a, b], route_km: 300, path: backbone}]
+            """
+        )
+    )[0]
+    assert routed.estimate is not None and routed.estimate.p50_ms == pytest.approx(6.538, abs=1e-3)
+    assert routed.estimate.basis == (
+        "backbone route fit: 3.6 ms + 2.94 ms floor over 300 km (path backbone not used: the "
+        "route is given)"
+    )
+
+
+def test_the_schema_describes_path_and_an_unknown_kind_is_refused_at_its_line():
+    from advisor.errors import AdvisorError
+    from advisor.inputs.schema import topology_schema
+
+    prop = topology_schema()["$defs"]["Link"]["properties"]["path"]
+    assert {"enum": ["backbone", "internet"], "type": "string"} in prop["anyOf"]
+    assert "public Internet" in prop["description"] and "100 km" in prop["description"]
+    with pytest.raises(AdvisorError) as error:
+        _topology(
+            """
+            sites: [{name: a}, {name: b}]
+            links:
+              - {sites: [a, b], distance_km: 500, path: satellite}
+            """
+        )
+    # line 5: "name: test", the blank line, sites, links, the link
+    assert str(error.value).startswith(
+        "<topology>:5:45: links[0].path: expected one of 'backbone' or 'internet', got 'satellite'"
+    )

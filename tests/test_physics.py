@@ -91,6 +91,50 @@ def test_beyond_6000_km_the_route_between_regions_decides():
     assert (low, high) == pytest.approx((130.83, 330.68 * 1.54), abs=0.05)
 
 
+def test_a_stated_kind_of_path_takes_its_own_fit_from_100_km_up():
+    # 1,000 km, floor 2 x 1000 / 204.19 = 9.7948 ms. Public Internet without coordinates:
+    # 8.2 + 2.61 x 9.7948 = 33.764 ms (the fit of both kinds: 24.95); a provider's backbone:
+    # 3.6 + 1.75 x 9.7948 = 20.741 ms. Between Europe and North America the kinds' own
+    # stretches: internet 8.2 + 1.60 x 9.7948 = 23.872, backbone 3.6 + 1.58 x 9.7948 = 19.076.
+    assert physics.estimated_rtt_ms(1000, path="internet") == pytest.approx(33.764, abs=1e-3)
+    assert physics.estimated_rtt_ms(1000, path="backbone") == pytest.approx(20.741, abs=1e-3)
+    assert physics.estimated_rtt_ms(1000, ("NA", "EU"), "internet") == pytest.approx(
+        23.872, abs=1e-3
+    )
+    assert physics.estimated_rtt_ms(1000, ("EU", "NA"), "backbone") == pytest.approx(
+        19.076, abs=1e-3
+    )
+    assert physics.estimate_parts_ms(1000, path="internet") == pytest.approx(
+        (8.2, 25.564), abs=1e-3
+    )
+    # Each kind's range: from the floor to its own scatter over its estimate (backbone band:
+    # 1.52 for provider backbones, 2.68 for the public Internet; long haul 1.50 and 1.42).
+    _estimate, low, high = physics.estimate_range_ms(1000, path="backbone")
+    assert (low, high) == pytest.approx((9.7948, 1.52 * 20.741), abs=1e-3)
+    assert physics.scatter_factor(1000, "internet") == 2.68
+    assert physics.scatter_factor(7000, "backbone") == 1.5
+    assert physics.scatter_factor(7000) == 1.54
+
+
+def test_a_kind_of_path_changes_neither_a_metro_path_nor_a_known_route():
+    # Under 100 km the private metro path whatever the kind: 0.5 + 2.18 x 0.1175 = 0.756 ms.
+    assert physics.applied_path(12.0, "internet") is None
+    assert physics.estimated_rtt_ms(12, path="internet") == physics.estimated_rtt_ms(12)
+    assert physics.scatter_factor(12, "internet") == 7.34
+    # A known route: the overhead of both kinds' fit and the route's own floor.
+    assert physics.applied_path(500.0, "internet", route_km=600.0) is None
+    assert physics.estimate_parts_ms(500, route_km=600, path="internet") == pytest.approx(
+        (3.6, 2 * 600 / 204.19), abs=1e-3
+    )
+    assert physics.applied_path(500.0, None) is None
+    assert physics.applied_path(100.0, "backbone") == "backbone"
+
+
+def test_an_unknown_kind_of_path_lists_the_known_ones():
+    with pytest.raises(ValueError, match="backbone, internet"):
+        physics.estimated_rtt_ms(1000, path="satellite")
+
+
 @pytest.mark.parametrize(
     ("lat", "lon", "region"),
     [

@@ -488,7 +488,9 @@ def _estimate(
 
     The band (metro under 100 km, backbone, long haul beyond 6,000 km) comes from the
     great-circle distance; the route stretch from the coarse regions of both sites where both
-    have coordinates; a given ``route_km`` replaces the stretch by the route's own floor.
+    have coordinates; a given ``route_km`` replaces the stretch by the route's own floor. A
+    stated ``path`` (backbone or internet) takes that kind's own fit from 100 km up
+    (:func:`advisor.model.physics.applied_path`); the basis names it, or says why not.
     """
     if distance_km is None and not link.route_km:
         raise AdvisorError(
@@ -507,21 +509,26 @@ def _estimate(
     band_km = distance_km if distance_km is not None else float(link.route_km or 0.0)
     band = physics.distance_band(band_km)
     overhead, propagation = physics.estimate_parts_ms(
-        distance_km, regions, link.route_km, link.medium
+        distance_km, regions, link.route_km, link.medium, link.path
     )
     path_km = link.route_km or band_km
     floor = float(physics.floor_rtt_ms(path_km, link.medium))
     fit = overhead + propagation
     kind = {"metro": "metro", "backbone": "backbone", "long_haul": "long-haul"}[band]
+    used = physics.applied_path(band_km, link.path, link.route_km)
     if link.route_km:
         basis = (
             f"{kind} route fit: {overhead:.1f} ms + {floor:.2f} ms floor over {link.route_km:g} km"
         )
     else:
-        factor = propagation / floor if floor > 0 else physics.route_factor(regions)
-        where = f" ({regions[0]}-{regions[1]})" if regions is not None and band != "metro" else ""
+        factor = propagation / floor if floor > 0 else physics.route_factor(regions, used)
+        notes = [f"{regions[0]}-{regions[1]}"] if regions is not None and band != "metro" else []
+        notes += [f"path {used}"] if used is not None else []
+        where = f" ({'; '.join(notes)})" if notes else ""
         basis = f"{kind} fit{where}: {overhead:.1f} ms + {factor:.2f} x {floor:.2f} ms floor"
-    scatter = physics.ESTIMATE_SCATTER_FACTOR_BY_BAND[band]
+    if link.path is not None and used is None:
+        basis += f" (path {link.path} not used: {_path_unused_reason(link)})"
+    scatter = physics.scatter_factor(band_km, used)
     p50, low, high = (float(v) for v in physics.bounded_estimate_ms(fit, floor, scatter=scatter))
     return RttEstimate(
         p50_ms=p50,
@@ -535,6 +542,13 @@ def _estimate(
         scatter_factor=scatter,
         band=band,
     )
+
+
+def _path_unused_reason(link: Link) -> str:
+    """Why a stated ``path`` does not change an estimate (physics.applied_path)."""
+    if link.route_km:
+        return "the route is given"
+    return f"under {physics.METRO_MAX_KM:g} km the estimate is a private metro path"
 
 
 def _small_message_rtt(measured: tuple[MeasuredRtt, ...]) -> RttDistribution:

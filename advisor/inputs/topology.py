@@ -341,6 +341,20 @@ class Link(_Model):
     medium: Medium = "fiber"
     bandwidth_mbps: Annotated[float, Field(ge=0.001, le=1e9)] | None = None
     measurements: list[Measurement] = []
+    # Extension: the kind of path an unmeasured pair takes, for its estimate from 100 km up
+    # (advisor.model.physics.PATH_KINDS, fitted per kind by benchmarks/estimates.py).
+    path: Literal["backbone", "internet"] | None = Field(
+        default=None,
+        description=(
+            "The kind of path between the two sites, for the estimate of a pair nobody "
+            "measured: 'backbone', a cloud provider's own network between its regions (both "
+            "sites in regions of one provider); 'internet', the public Internet between "
+            "hosting providers (a VPN over the Internet). Used from 100 km up without "
+            "route_km; each kind has its own fit on published measured pairs of that kind "
+            "(BENCHMARKS.md, 'Estimates from coordinates'). Absent: the fit of both kinds "
+            "together. Measured links ignore it."
+        ),
+    )
 
     @model_validator(mode="after")
     def _check_pair(self) -> Self:

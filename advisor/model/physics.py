@@ -12,15 +12,21 @@ from __future__ import annotations
 
 __all__ = [
     "ESTIMATE_FIXED_OVERHEAD_MS",
+    "ESTIMATE_FIXED_OVERHEAD_MS_BY_PATH",
     "ESTIMATE_P95_OVER_P50",
     "ESTIMATE_ROUTE_FACTOR",
+    "ESTIMATE_ROUTE_FACTOR_BY_PATH",
     "ESTIMATE_SCATTER_FACTOR",
     "ESTIMATE_SCATTER_FACTOR_BY_BAND",
+    "ESTIMATE_SCATTER_FACTOR_BY_PATH",
     "LONG_HAUL_MIN_KM",
     "METRO_MAX_KM",
     "METRO_OVERHEAD_MS",
+    "PATH_KINDS",
     "ROUTE_FACTOR_BY_REGIONS",
+    "ROUTE_FACTOR_BY_REGIONS_BY_PATH",
     "SPEED_OF_LIGHT_KM_PER_MS",
+    "applied_path",
     "bounded_estimate_ms",
     "coarse_region",
     "distance_band",
@@ -154,6 +160,89 @@ ROUTE_FACTOR_BY_REGIONS: dict[tuple[str, str], float] = {
 ESTIMATE_SCATTER_FACTOR_BY_BAND = {"metro": 7.34, "backbone": 3.72, "long_haul": 1.54}
 # The backbone band's factor, as rules and reports quote it.
 ESTIMATE_SCATTER_FACTOR = ESTIMATE_SCATTER_FACTOR_BY_BAND["backbone"]
+
+# -- The same estimate for a link that says what kind of path it takes (``links[].path``) ---
+#
+# Distance and regions cannot tell a provider's backbone from the public Internet, and from
+# 100 km up the two sit apart: on the published pairs of 100 to 6,000 km the estimate above
+# is about 13 % above the providers' backbones and about 23 % below public-Internet paths
+# between hosting providers (BENCHMARKS.md). A link that states its kind gets the same fit
+# run on that kind's fit pairs alone (benchmarks/estimates.py, ``fit``, ``by_path``):
+# ``backbone`` on the providers' tables between their own regions (AWS via CloudPing, Azure,
+# Google Cloud, IBM Cloud), ``internet`` on WonderProxy's pings between hosting providers.
+# Under 100 km a kind changes nothing: the estimate there is the private metro path (which
+# a provider's zone interconnect is) and its range admits the public Internet. Nor does a
+# kind change a route fit (``route_km``): the kinds' fits hold their route stretch, which a
+# known route replaces. The alternative tried, one factor per kind and band over the fit of
+# both kinds (the median of measured over it), did as well for backbones (13.6 % median
+# error on the held-back pairs of 100 to 6,000 km) and worse for the public Internet (29.5 %
+# against the 24.6 % of no kind at all): its overhead is not the backbones' scaled.
+PATH_KINDS = ("backbone", "internet")
+# a, the fixed overhead of each kind of path from 100 km up [ms]; and k, its route stretch
+# between regions without a factor of their own [ratio].
+ESTIMATE_FIXED_OVERHEAD_MS_BY_PATH = {"backbone": 3.6, "internet": 8.2}
+ESTIMATE_ROUTE_FACTOR_BY_PATH = {"backbone": 1.75, "internet": 2.61}
+# Route stretch by pair of coarse regions, each kind's own (fit pairs in the comment).
+ROUTE_FACTOR_BY_REGIONS_BY_PATH: dict[str, dict[tuple[str, str], float]] = {
+    "backbone": {
+        ("AF", "EU"): 1.58,  # 6
+        ("EAS", "EAS"): 1.61,  # 13
+        ("EAS", "EU"): 2.14,  # 30
+        ("EAS", "ME"): 2.32,  # 12
+        ("EAS", "NA"): 1.41,  # 29
+        ("EAS", "SAS"): 1.86,  # 8
+        ("EU", "EU"): 1.96,  # 12
+        ("EU", "ME"): 2.14,  # 13
+        ("EU", "NA"): 1.58,  # 34
+        ("EU", "OC"): 1.57,  # 6
+        ("EU", "SAS"): 1.7,  # 9
+        ("ME", "NA"): 1.59,  # 7
+        ("NA", "NA"): 1.6,  # 11
+        ("NA", "OC"): 1.25,  # 9
+        ("NA", "SA"): 1.64,  # 6
+        ("NA", "SAS"): 1.61,  # 5
+    },
+    "internet": {
+        ("AF", "EAS"): 3.85,  # 12
+        ("AF", "EU"): 2.52,  # 104
+        ("AF", "NA"): 1.95,  # 67
+        ("AF", "OC"): 3.17,  # 7
+        ("AF", "SA"): 2.84,  # 17
+        ("AF", "SAS"): 4.39,  # 11
+        ("EAS", "EAS"): 3.23,  # 40
+        ("EAS", "EU"): 2.73,  # 32
+        ("EAS", "ME"): 3.71,  # 15
+        ("EAS", "NA"): 1.66,  # 20
+        ("EAS", "OC"): 2.2,  # 22
+        ("EAS", "SA"): 1.79,  # 36
+        ("EAS", "SAS"): 3.49,  # 20
+        ("EU", "EU"): 2.17,  # 40
+        ("EU", "ME"): 2.5,  # 68
+        ("EU", "NA"): 1.6,  # 77
+        ("EU", "OC"): 1.72,  # 8
+        ("EU", "SA"): 1.92,  # 17
+        ("EU", "SAS"): 2.1,  # 13
+        ("ME", "NA"): 1.61,  # 62
+        ("ME", "OC"): 2.43,  # 9
+        ("ME", "SA"): 2.34,  # 10
+        ("ME", "SAS"): 4.46,  # 7
+        ("NA", "NA"): 2.0,  # 38
+        ("NA", "OC"): 1.48,  # 92
+        ("NA", "SA"): 1.85,  # 14
+        ("NA", "SAS"): 1.86,  # 71
+        ("OC", "OC"): 1.06,  # 6
+        ("OC", "SA"): 2.56,  # 13
+        ("OC", "SAS"): 1.53,  # 11
+        ("SA", "SA"): 4.23,  # 8
+        ("SA", "SAS"): 2.57,  # 15
+    },
+}
+# How far above each kind's estimate a real link may sit, by band from 100 km up: the 95th
+# percentile of measured over estimate on that kind's fit pairs [ratio].
+ESTIMATE_SCATTER_FACTOR_BY_PATH: dict[str, dict[str, float]] = {
+    "backbone": {"backbone": 1.52, "long_haul": 1.5},
+    "internet": {"backbone": 2.68, "long_haul": 1.42},
+}
 # Tail of an estimated link: on provider backbones the median pair has P95/P50 = 1.056
 # (636 Azure region pairs, the P50 and P95 editions of
 # https://learn.microsoft.com/en-us/azure/networking/azure-network-latency). Nothing beyond
@@ -335,7 +424,38 @@ def distance_band(distance_km: float) -> str:
     return "backbone" if distance_km < LONG_HAUL_MIN_KM else "long_haul"
 
 
-def route_factor(regions: tuple[str, str] | None = None) -> float:
+def applied_path(
+    distance_km: float | None, path: str | None = None, route_km: float | None = None
+) -> str | None:
+    """The kind of path an estimate uses: ``path`` from ``METRO_MAX_KM`` up without a known
+    route, else None (the kinds' fits hold neither a private metro path nor a known route).
+
+    Parameters
+    ----------
+    distance_km : float or None
+        Great-circle distance [km] (the route's length where only that is known).
+    path : str, optional
+        The kind of path the link takes: one of ``PATH_KINDS``; None where not stated.
+    route_km : float, optional
+        The cable route's length where known [km].
+
+    Returns
+    -------
+    str or None
+        ``path`` where the estimate uses it, else None.
+
+    >>> applied_path(500.0, "internet"), applied_path(12.0, "internet")
+    ('internet', None)
+    """
+    if path is None or route_km:
+        return None
+    if path not in PATH_KINDS:
+        raise ValueError(f"unknown path {path!r}; expected one of {', '.join(PATH_KINDS)}")
+    band_km = distance_km if distance_km is not None else 0.0
+    return path if band_km >= METRO_MAX_KM else None
+
+
+def route_factor(regions: tuple[str, str] | None = None, path: str | None = None) -> float:
     """The route stretch of a path between two coarse regions.
 
     Parameters
@@ -343,18 +463,22 @@ def route_factor(regions: tuple[str, str] | None = None) -> float:
     regions : tuple of str, optional
         The :func:`coarse_region` of both ends, either order; None where an end has no
         coordinates.
+    path : str, optional
+        The kind of path (``PATH_KINDS``) whose own fit applies; None for the fit of all.
 
     Returns
     -------
     float
         Path round trip beyond the overhead over the fibre floor [ratio]:
-        ``ROUTE_FACTOR_BY_REGIONS`` where the fit had enough pairs, else
-        ``ESTIMATE_ROUTE_FACTOR``.
+        ``ROUTE_FACTOR_BY_REGIONS`` (``ROUTE_FACTOR_BY_REGIONS_BY_PATH`` of the kind) where
+        the fit had enough pairs, else ``ESTIMATE_ROUTE_FACTOR`` (the kind's
+        ``ESTIMATE_ROUTE_FACTOR_BY_PATH``).
     """
+    default = ESTIMATE_ROUTE_FACTOR if path is None else ESTIMATE_ROUTE_FACTOR_BY_PATH[path]
     if regions is None:
-        return ESTIMATE_ROUTE_FACTOR
-    key = (min(regions), max(regions))
-    return ROUTE_FACTOR_BY_REGIONS.get(key, ESTIMATE_ROUTE_FACTOR)
+        return default
+    table = ROUTE_FACTOR_BY_REGIONS if path is None else ROUTE_FACTOR_BY_REGIONS_BY_PATH[path]
+    return table.get((min(regions), max(regions)), default)
 
 
 def estimate_parts_ms(
@@ -362,13 +486,16 @@ def estimate_parts_ms(
     regions: tuple[str, str] | None = None,
     route_km: float | None = None,
     medium: str = "fiber",
+    path: str | None = None,
 ) -> tuple[float, float]:
     """The two parts of an unmeasured pair's median round trip.
 
     Under ``METRO_MAX_KM`` a private metro path: ``METRO_OVERHEAD_MS`` and
     ``ESTIMATE_ROUTE_FACTOR`` x floor. From there the backbone: ``ESTIMATE_FIXED_OVERHEAD_MS``
-    and :func:`route_factor` x floor. Where the route is known (``route_km``), its floor is
-    the propagation itself (no stretch). Sources at ``ESTIMATE_FIXED_OVERHEAD_MS``.
+    and :func:`route_factor` x floor, or, for a stated kind of path (:func:`applied_path`),
+    that kind's ``ESTIMATE_FIXED_OVERHEAD_MS_BY_PATH`` and route factor. Where the route is
+    known (``route_km``), its floor is the propagation itself (no stretch). Sources at
+    ``ESTIMATE_FIXED_OVERHEAD_MS``.
 
     Parameters
     ----------
@@ -381,6 +508,8 @@ def estimate_parts_ms(
         The cable route's length where known [km].
     medium : str, default "fiber"
         The medium (:func:`propagation_km_per_ms`).
+    path : str, optional
+        The kind of path the link takes (``PATH_KINDS``); None where not stated.
 
     Returns
     -------
@@ -389,19 +518,29 @@ def estimate_parts_ms(
 
     >>> [round(v, 2) for v in estimate_parts_ms(12.0)]
     [0.5, 0.26]
+    >>> [round(v, 2) for v in estimate_parts_ms(1000.0, path="internet")]
+    [8.2, 25.56]
     """
     if distance_km is None and not route_km:
         raise ValueError("an estimate needs a distance or a route")
     band_km = distance_km if distance_km is not None else float(route_km or 0.0)
     metro = band_km < METRO_MAX_KM
-    overhead_ms = METRO_OVERHEAD_MS if metro else ESTIMATE_FIXED_OVERHEAD_MS
+    kind = applied_path(band_km, path, route_km)
+    if metro:
+        overhead_ms = METRO_OVERHEAD_MS
+    elif kind is not None:
+        overhead_ms = ESTIMATE_FIXED_OVERHEAD_MS_BY_PATH[kind]
+    else:
+        overhead_ms = ESTIMATE_FIXED_OVERHEAD_MS
     if route_km:
         return overhead_ms, float(floor_rtt_ms(route_km, medium))
-    factor = ESTIMATE_ROUTE_FACTOR if metro else route_factor(regions)
+    factor = ESTIMATE_ROUTE_FACTOR if metro else route_factor(regions, kind)
     return overhead_ms, factor * float(floor_rtt_ms(band_km, medium))
 
 
-def estimated_rtt_ms(distance_km: float, regions: tuple[str, str] | None = None) -> float:
+def estimated_rtt_ms(
+    distance_km: float, regions: tuple[str, str] | None = None, path: str | None = None
+) -> float:
     """Median round trip expected over a terrestrial fibre path nobody measured.
 
     The sum of :func:`estimate_parts_ms`.
@@ -412,6 +551,8 @@ def estimated_rtt_ms(distance_km: float, regions: tuple[str, str] | None = None)
         Great-circle distance [km].
     regions : tuple of str, optional
         The :func:`coarse_region` of both ends; None without coordinates.
+    path : str, optional
+        The kind of path the link takes (``PATH_KINDS``); None where not stated.
 
     Returns
     -------
@@ -421,7 +562,7 @@ def estimated_rtt_ms(distance_km: float, regions: tuple[str, str] | None = None)
     >>> round(estimated_rtt_ms(12.0), 2), round(estimated_rtt_ms(1000), 1)
     (0.76, 25.0)
     """
-    overhead_ms, propagation_ms = estimate_parts_ms(distance_km, regions)
+    overhead_ms, propagation_ms = estimate_parts_ms(distance_km, regions, path=path)
     return overhead_ms + propagation_ms
 
 
@@ -452,24 +593,31 @@ def typical_distance_km(rtt_ms: float, regions: tuple[str, str] | None = None) -
     return max(float(max_distance_km(backbone)), METRO_MAX_KM)
 
 
-def scatter_factor(distance_km: float) -> float:
+def scatter_factor(distance_km: float, path: str | None = None) -> float:
     """How far above the estimate a real link of this distance may sit.
 
     Parameters
     ----------
     distance_km : float
         Great-circle distance [km].
+    path : str, optional
+        The kind of path the link takes (``PATH_KINDS``); None where not stated.
 
     Returns
     -------
     float
-        ``ESTIMATE_SCATTER_FACTOR_BY_BAND`` of its :func:`distance_band` [ratio].
+        ``ESTIMATE_SCATTER_FACTOR_BY_BAND`` of its :func:`distance_band`, or the kind's
+        ``ESTIMATE_SCATTER_FACTOR_BY_PATH`` where :func:`applied_path` uses it [ratio].
     """
-    return ESTIMATE_SCATTER_FACTOR_BY_BAND[distance_band(distance_km)]
+    band = distance_band(distance_km)
+    kind = applied_path(distance_km, path)
+    if kind is not None:
+        return ESTIMATE_SCATTER_FACTOR_BY_PATH[kind][band]
+    return ESTIMATE_SCATTER_FACTOR_BY_BAND[band]
 
 
 def estimate_range_ms(
-    distance_km: float, regions: tuple[str, str] | None = None
+    distance_km: float, regions: tuple[str, str] | None = None, path: str | None = None
 ) -> tuple[float, float, float]:
     """An unmeasured fibre pair's median round trip and its range, from distance alone.
 
@@ -479,15 +627,17 @@ def estimate_range_ms(
         Great-circle distance [km].
     regions : tuple of str, optional
         The :func:`coarse_region` of both ends; None without coordinates.
+    path : str, optional
+        The kind of path the link takes (``PATH_KINDS``); None where not stated.
 
     Returns
     -------
     estimate, low, high : float
         :func:`estimated_rtt_ms`, the floor, the estimate times :func:`scatter_factor` [ms].
     """
-    fit = estimated_rtt_ms(distance_km, regions)
+    fit = estimated_rtt_ms(distance_km, regions, path)
     estimate, low, high = bounded_estimate_ms(
-        fit, floor_rtt_ms(distance_km), scatter=scatter_factor(distance_km)
+        fit, floor_rtt_ms(distance_km), scatter=scatter_factor(distance_km, path)
     )
     return float(estimate), float(low), float(high)
 

@@ -21,6 +21,13 @@ artefact). Every row names its source and date; nothing is computed but the sele
 
 Pairs already in rtt-by-distance.csv (same two places, same source) are left out.
 
+Each row's ``path`` says what kind of path it measured, as its source says:
+``internet`` for WonderProxy's pings (the data set's own description: servers at hosting
+providers pinging each other over the public Internet), ``backbone`` for CloudPing's AWS
+P50s (probes between AWS regions, which AWS interconnects through its own private global
+network: https://docs.aws.amazon.com/whitepapers/latest/aws-fault-isolation-boundaries/regions.html).
+Nothing about a row is guessed beyond its source.
+
 Usage: python build_rtt_published.py SERVERS.csv PINGS.csv AWS.json > rtt-published.csv
 """
 
@@ -36,7 +43,20 @@ from itertools import combinations
 
 from advisor.model.physics import coarse_region
 
-COLUMNS = ["a", "a_lat", "a_lon", "b", "b_lat", "b_lon", "rtt_ms", "stat", "source", "date", "note"]
+COLUMNS = [
+    "a",
+    "a_lat",
+    "a_lon",
+    "b",
+    "b_lat",
+    "b_lon",
+    "rtt_ms",
+    "stat",
+    "source",
+    "date",
+    "note",
+    "path",
+]
 
 WP_SOURCE = (
     "sm86/geo-latency-data pings-2020-07-19-2020-07-20-grouped.csv + servers-2020-07-19.csv "
@@ -156,6 +176,7 @@ def wonderproxy(servers_csv: str, pings_csv: str) -> list[dict[str, str]]:
                     if reverse is not None
                     else f"public Internet between hosting-provider servers {a} and {b}"
                 ),
+                "path": "internet",
             }
         )
     return rows
@@ -192,6 +213,7 @@ def aws(json_path: str) -> list[dict[str, str]]:
                     f"tool overhead); {a}->{b}={data[a][b]:g}, reverse={reverse:g}; "
                     "coords are the named city's"
                 ),
+                "path": "backbone",
             }
         )
     return rows
