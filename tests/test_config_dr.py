@@ -362,3 +362,103 @@ def test_a_read_only_galera_node_refuses_writes_and_still_applies(
         with root.cursor() as cur:
             cur.execute("INSERT INTO app.t VALUES (3)")  # READ_ONLY ADMIN writes
             root.commit()
+
+
+def _drain_script(design: str, channel: str) -> str:
+    text = section(design, REGIONAL)
+    start = text.index(f"channel `{channel}` (from")
+    match = re.search(r"```sh\n(.*?)\n\s*```", text[start:], re.S)
+    assert match, "no drain script"
+    return textwrap.dedent(match.group(1))
+
+
+@pytest.mark.slow
+def test_the_regional_drain_applies_every_received_transaction_and_stops_on_a_timeout(
+    dr_plan: ConfigPlan, dr_files: dict[str, str], tmp_path: Path
+) -> None:
+    """The drain of step 3 as generated, run by bash with the mariadb client against a real
+    replica (two single-node MariaDB Galera clusters, about 15 s): with the channel's applier
+    stopped and 300 received transactions waiting in the relay log, the drain applies all of
+    them and reports the source's position; with the applier blocked, it stops with its
+    message and exit code 1 at the timeout (600 s cut to 2 s here)."""
+    import os
+    import subprocess
+
+    sys.path.insert(0, str(REPO / "tests" / "integration"))
+    try:
+        from galera_cluster import galera_cluster, missing_requirements
+    finally:
+        sys.path.pop(0)
+    if missing_requirements():
+        pytest.skip("no local MariaDB Galera: " + ", ".join(missing_requirements()))
+    (channel,) = dr_plan.regional_failovers[0].channels
+    script = _drain_script(dr_files["design.md"], channel.name)
+    name = channel.name
+
+    with galera_cluster(1, log_bin=(True,)) as primary, galera_cluster(1) as dr:
+        (src,), (replica,) = primary.nodes, dr.nodes
+        primary.execute(
+            src,
+            "CREATE USER repl@'127.0.0.1' IDENTIFIED BY 'repl'",
+            "GRANT REPLICATION SLAVE ON *.* TO repl@'127.0.0.1'",
+            "CREATE DATABASE app",
+            "CREATE TABLE app.t (id INT PRIMARY KEY)",
+        )
+        dr.execute(
+            replica,
+            "SET GLOBAL server_id = 2",  # both test clusters start with server_id 1
+            f"CHANGE MASTER '{name}' TO MASTER_HOST='127.0.0.1', MASTER_PORT={src.port}, "
+            "MASTER_USER='repl', MASTER_PASSWORD='repl', MASTER_USE_GTID=slave_pos",
+            f"START SLAVE '{name}'",
+        )
+
+        def one(node: object, query: str) -> object:
+            with node.root_connection() as conn, conn.cursor() as cur:  # type: ignore[attr-defined]
+                cur.execute(query)
+                return cur.fetchone()[0]
+
+        def wait_received() -> str:
+            target = one(src, "SELECT @@GLOBAL.gtid_binlog_pos")
+            for _ in range(200):
+                with replica.root_connection() as conn, conn.cursor() as cur:
+                    cur.execute(f"SHOW SLAVE '{name}' STATUS")
+                    row = dict(zip([d[0] for d in cur.description], cur.fetchone(), strict=True))
+                if row["Gtid_IO_Pos"] == target:
+                    return str(target)
+                subprocess.run(["sleep", "0.1"], check=True)
+            pytest.fail(f"the replica never received {target}")
+
+        # `mariadb` on the replica node, as on the host the runbook names.
+        client = tmp_path / "mariadb"
+        client.write_text(f'#!/bin/sh\nexec /usr/bin/mariadb --socket={replica.socket} "$@"\n')
+        client.chmod(0o755)
+
+        def run_drain(text: str) -> subprocess.CompletedProcess[str]:
+            env = {**os.environ, "PATH": f"{tmp_path}:{os.environ.get('PATH', '')}"}
+            return subprocess.run(
+                ["bash", "-c", text], env=env, capture_output=True, text=True, timeout=60
+            )
+
+        # A backlog: the applier stopped while 300 transactions arrive.
+        one(replica, f"SELECT MASTER_GTID_WAIT('{one(src, 'SELECT @@gtid_binlog_pos')}', 30)")
+        dr.execute(replica, f"STOP SLAVE '{name}' SQL_THREAD")
+        primary.execute(src, *(f"INSERT INTO app.t VALUES ({i})" for i in range(300)))
+        received = wait_received()
+        assert one(replica, "SELECT COUNT(*) FROM app.t") == 0
+        done = run_drain(script)
+        assert done.returncode == 0, done.stderr
+        assert one(replica, "SELECT COUNT(*) FROM app.t") == 300
+        assert received in done.stdout  # the applied position it prints is the source's
+        assert one(replica, "SELECT @@GLOBAL.gtid_slave_pos") == received
+
+        # The applier blocked by a lock: the drain stops with its message, exit code 1.
+        dr.execute(replica, f"START SLAVE '{name}'")
+        with replica.root_connection() as holder, holder.cursor() as cur:
+            cur.execute("LOCK TABLES app.t WRITE")
+            primary.execute(src, "INSERT INTO app.t VALUES (1000)")
+            wait_received()
+            stopped = run_drain(script.replace(", 600)", ", 2)"))
+            cur.execute("UNLOCK TABLES")
+        assert stopped.returncode == 1
+        assert f"drain of {name} timed out" in stopped.stdout
+        assert "do not promote" in stopped.stdout

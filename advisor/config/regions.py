@@ -15,7 +15,11 @@ region gone, or only cut off from here?), and only ProxySQL's detection is known
 Sources: Galera restores a primary component by itself after a whole cluster lost power
 (``pc.recovery``, default true; Codership docs, Galera Parameters:
 https://galeracluster.com/library/documentation/galera-parameters.html#pc-recovery), so a
-primary region that comes back can take writes again unless it is fenced; MariaDB
+primary region that comes back can take writes again unless it is fenced; on MariaDB with
+GTID a channel whose two threads are both stopped discards its relay log at the next start,
+so the drain starts the applier before it stops the fetching (this project's lab,
+tests/test_config_dr.py; openark/orchestrator#1264:
+https://github.com/openark/orchestrator/pull/1264); MariaDB
 ``MASTER_GTID_WAIT`` and ``Gtid_IO_Pos`` (https://mariadb.com/kb/en/master_gtid_wait/,
 https://mariadb.com/kb/en/show-replica-status/); MySQL ``WAIT_FOR_EXECUTED_GTID_SET`` and
 ``performance_schema.replication_connection_status.RECEIVED_TRANSACTION_SET``
