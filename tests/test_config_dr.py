@@ -152,6 +152,12 @@ def test_inside_a_writing_cluster_read_only_only_while_two_writable_nodes_remain
     reason = next(s.reason for s in by_site["dublin-dr"].server if s.name == "read_only")
     assert "one database" in reason and "replication still applies" in reason
     assert not cluster.read_only
+    hostgroup = {
+        values["hostname"]: values["hostgroup_id"]
+        for values in ({c.name: c.value for c in row.columns} for row in plan.proxysql.servers)
+    }
+    assert {h: hostgroup[h] for h in DR_HOSTS} == dict.fromkeys(DR_HOSTS, 12)  # reader
+    assert {h: hostgroup[h] for h in PRIMARY_HOSTS} == dict.fromkeys(PRIMARY_HOSTS, 10)
     # One writable node: once it is lost the cluster keeps quorum through Dublin's nodes,
     # which must then take the writes: no read_only, and the file says why.
     text = textwrap.dedent(
@@ -377,12 +383,16 @@ def test_the_regional_drain_applies_every_received_transaction_and_stops_on_a_ti
     dr_plan: ConfigPlan, dr_files: dict[str, str], tmp_path: Path
 ) -> None:
     """The drain of step 3 as generated, run by bash with the mariadb client against a real
-    replica (two single-node MariaDB Galera clusters, about 15 s): with the channel's applier
-    stopped and 300 received transactions waiting in the relay log, the drain applies all of
-    them and reports the source's position; with the applier blocked, it stops with its
-    message and exit code 1 at the timeout (600 s cut to 2 s here)."""
+    replica that runs read_only as generated (two single-node MariaDB Galera clusters, about
+    15 s): with the channel's applier stopped and 300 received transactions waiting in the
+    relay log, the drain applies all of them and reports the source's position; with the
+    applier blocked, it stops with its message and exit code 1 at the timeout (600 s cut to
+    2 s here); then step 4's promotion lets the application's account write, refused before
+    with ERROR 1290."""
     import os
     import subprocess
+
+    import pymysql
 
     sys.path.insert(0, str(REPO / "tests" / "integration"))
     try:
@@ -403,9 +413,13 @@ def test_the_regional_drain_applies_every_received_transaction_and_stops_on_a_ti
             "GRANT REPLICATION SLAVE ON *.* TO repl@'127.0.0.1'",
             "CREATE DATABASE app",
             "CREATE TABLE app.t (id INT PRIMARY KEY)",
+            "CREATE USER app@'127.0.0.1' IDENTIFIED BY 'app'",
+            "GRANT ALL ON app.* TO app@'127.0.0.1'",
         )
+        generated = cnf(dr_files["config/galera-dublin-dr.cnf"])
         dr.execute(
             replica,
+            f"SET GLOBAL read_only = {generated['read_only']}",  # as the DR node runs
             "SET GLOBAL server_id = 2",  # both test clusters start with server_id 1
             f"CHANGE MASTER '{name}' TO MASTER_HOST='127.0.0.1', MASTER_PORT={src.port}, "
             "MASTER_USER='repl', MASTER_PASSWORD='repl', MASTER_USE_GTID=slave_pos",
@@ -462,3 +476,19 @@ def test_the_regional_drain_applies_every_received_transaction_and_stops_on_a_ti
         assert stopped.returncode == 1
         assert f"drain of {name} timed out" in stopped.stdout
         assert "do not promote" in stopped.stdout
+
+        # Step 4's promotion: the application's account could not write, now it can.
+        def app_insert(value: int) -> None:
+            app = pymysql.connect(host="127.0.0.1", port=replica.port, user="app", password="app")
+            with app, app.cursor() as cur:
+                cur.execute(f"INSERT INTO app.t VALUES ({value})")
+                app.commit()
+
+        with pytest.raises(pymysql.err.OperationalError) as refused:
+            app_insert(2000)
+        assert refused.value.args[0] == 1290
+        promotion = section(dr_files["design.md"], REGIONAL).split("4. **Promotion.**")[1]
+        lift = re.search(r"`(SET GLOBAL read_only = OFF;)`", promotion)
+        assert lift, "no promotion statement"
+        dr.execute(replica, lift.group(1).rstrip(";"))
+        app_insert(2000)
