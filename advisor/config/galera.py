@@ -643,8 +643,9 @@ def read_only_settings(ctx: PlanContext, index: int, site: str) -> tuple[list[Se
         Setting(
             name="read_only",
             value="ON",
-            reason=why + " (not innodb_read_only: "
-            "it refuses the appliers' changes too and needs a restart to lift)",
+            reason=why + "; not innodb_read_only, made for read-only media: it refuses the "
+            "appliers' changes too and needs a restart to lift (MySQL docs: "
+            "https://dev.mysql.com/doc/refman/8.0/en/innodb-read-only-instance.html)",
         )
     ]
     if ctx.flavor == "pxc":
