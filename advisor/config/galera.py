@@ -566,7 +566,9 @@ def site_server_settings(ctx: PlanContext, site: str, spans: bool) -> list[Setti
 # Read-Only Replicas: https://mariadb.com/kb/en/read-only-replicas/; MySQL docs, read_only:
 # https://dev.mysql.com/doc/refman/8.0/en/server-system-variables.html#sysvar_read_only; PXC:
 # super_read_only does not bind the Galera applier since PXC#715,
-# https://github.com/percona/percona-xtradb-cluster/pull/327; this project's lab: a MariaDB
+# https://github.com/percona/percona-xtradb-cluster/pull/327; the wsrep patch's own test that
+# read_only does not bind the appliers: mysql-test/suite/galera/t/galera_read_only.test in the
+# MariaDB, PXC and Codership trees; this project's lab: a MariaDB
 # 10.11 Galera node with read_only=ON applied its peer's DDL and rows, refused an ordinary
 # account's INSERT with ERROR 1290 and accepted root's, tests/test_config_dr.py).
 # Not innodb_read_only: it starts InnoDB for read-only media, refusing every change, the
