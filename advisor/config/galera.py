@@ -568,9 +568,9 @@ def site_server_settings(ctx: PlanContext, site: str, spans: bool) -> list[Setti
 # super_read_only does not bind the Galera applier since PXC#715,
 # https://github.com/percona/percona-xtradb-cluster/pull/327; the wsrep patch's own test that
 # read_only does not bind the appliers: mysql-test/suite/galera/t/galera_read_only.test in the
-# MariaDB, PXC and Codership trees; this project's lab: a MariaDB
-# 10.11 Galera node with read_only=ON applied its peer's DDL and rows, refused an ordinary
-# account's INSERT with ERROR 1290 and accepted root's, tests/test_config_dr.py).
+# MariaDB and PXC trees (MariaDB/server, percona/percona-xtradb-cluster); this project's lab:
+# a MariaDB 10.11 Galera node with read_only=ON applied its peer's DDL and rows, refused an
+# ordinary account's INSERT with ERROR 1290 and accepted root's, tests/test_config_dr.py).
 # Not innodb_read_only: it starts InnoDB for read-only media, refusing every change, the
 # appliers' and the replica thread's too, and it cannot be changed without a restart, so the
 # node could neither follow its cluster nor be promoted (MySQL docs, Configuring InnoDB for
