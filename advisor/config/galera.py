@@ -21,6 +21,7 @@ __all__ = [
     "option_text",
     "per_node_settings",
     "provider_options",
+    "read_only_settings",
     "server_settings",
     "site_options",
     "site_server_settings",
@@ -558,6 +559,110 @@ def site_server_settings(ctx: PlanContext, site: str, spans: bool) -> list[Setti
             "wsrep_sst_donor)",
         )
     ]
+
+
+# read_only for the nodes of `writes: false` sites. It binds client sessions only: the
+# replica threads of an asynchronous channel and Galera's appliers still apply (MariaDB docs,
+# Read-Only Replicas: https://mariadb.com/kb/en/read-only-replicas/; MySQL docs, read_only:
+# https://dev.mysql.com/doc/refman/8.0/en/server-system-variables.html#sysvar_read_only; PXC:
+# super_read_only does not bind the Galera applier since PXC#715,
+# https://github.com/percona/percona-xtradb-cluster/pull/327; the wsrep patch's own test that
+# read_only does not bind the appliers: mysql-test/suite/galera/t/galera_read_only.test in the
+# MariaDB and PXC trees (MariaDB/server, percona/percona-xtradb-cluster); this project's lab:
+# a MariaDB 10.11 Galera node with read_only=ON applied its peer's DDL and rows, refused an
+# ordinary account's INSERT with ERROR 1290 and accepted root's, tests/test_config_dr.py).
+# Not innodb_read_only: it starts InnoDB for read-only media, refusing every change, the
+# appliers' and the replica thread's too, and it cannot be changed without a restart, so the
+# node could neither follow its cluster nor be promoted (MySQL docs, Configuring InnoDB for
+# Read-Only Operation: https://dev.mysql.com/doc/refman/8.0/en/innodb-read-only-instance.html;
+# MariaDB docs, innodb_read_only, not dynamic:
+# https://mariadb.com/kb/en/innodb-system-variables/#innodb_read_only).
+_READ_ONLY_ACCOUNTS = {
+    "mariadb": "accounts with READ_ONLY ADMIN can still write (MariaDB 10.5.2+; SUPER before; "
+    "GRANT ALL includes it, so give the applications' accounts less): MariaDB has no "
+    "super_read_only",
+    "pxc": "super_read_only (below) stops the accounts with SUPER or CONNECTION_ADMIN too",
+    "codership": "accounts with SUPER or CONNECTION_ADMIN can still write: super_read_only is "
+    "not set, as no source says that the Galera applier of Codership's MySQL-wsrep skips it "
+    "(PXC had to make its applier skip it, PXC#715)",
+}
+# A cluster where writing sites and `writes: false` sites meet is one database: read_only on
+# the latter only keeps their local clients from writing. It is safe where a writable node
+# is left after every single failure the cluster rides out by quorum: a component keeps the
+# writes only if it holds a writing site (advisor.model.quorum), which has a node
+# (topology: writes need nodes), and the loss of one node removes at most one: two writable
+# nodes are enough.
+_MIN_WRITABLE_NODES = 2
+
+
+def _writable_nodes(ctx: PlanContext, index: int) -> int:
+    cluster = ctx.option.clusters[index]
+    topology = ctx.analysis.loaded.topology
+    return sum(topology.site(s).nodes for s in cluster.sites if s in cluster.writers)
+
+
+def read_only_settings(ctx: PlanContext, index: int, site: str) -> tuple[list[Setting], list[str]]:
+    """read_only (and super_read_only on PXC) for the nodes of a ``writes: false`` site of
+    cluster ``index``, and notes where it is not set. A cluster of such sites only (a
+    disaster-recovery cluster) is read-only until a regional failover lifts it; inside a
+    cluster with writing sites it is set only while two writable nodes remain (see
+    :data:`_MIN_WRITABLE_NODES`)."""
+    spec = ctx.analysis.loaded.topology.site(site)
+    if spec.writes or spec.nodes == 0:
+        return [], []
+    cluster = ctx.option.clusters[index]
+    label = ctx.labels[index]
+    accounts = _READ_ONLY_ACCOUNTS[ctx.flavor]
+    applies = (
+        "replication still applies: Galera's appliers and an asynchronous channel's replica "
+        "thread are not bound by it"
+    )
+    if not cluster.writers:
+        why = (
+            f"site {site} has writes: false and so has every site of cluster {label}: a "
+            "disaster-recovery cluster, read-only until the regional failover of the runbook "
+            f"lifts it; {applies}; ProxySQL keeps a read_only=1 node out of the writer and "
+            "backup-writer hostgroups (ProxySQL docs: mysql_galera_hostgroups); " + accounts
+        )
+    else:
+        writable = _writable_nodes(ctx, index)
+        if writable < _MIN_WRITABLE_NODES:
+            return [], [
+                f"read_only is not set although site {site} has writes: false: cluster "
+                f"{label} has {writable} node(s) at its writing sites; once that node is lost "
+                "the cluster keeps quorum on its other nodes, which must then take the writes "
+                "(ProxySQL moves the writer there): read-only, they would leave it none. A "
+                "second node at a writing site would let them be read-only."
+            ]
+        why = (
+            f"site {site} has writes: false inside cluster {label}, one database with its "
+            f"writing sites: read_only keeps the local clients here from writing and "
+            f"{applies}, so these nodes hold every commit; ProxySQL keeps them in the reader "
+            f"hostgroup; {writable} writable nodes at the writing sites leave a writer after "
+            f"any single failure the cluster rides out; " + accounts
+        )
+    settings = [
+        Setting(
+            name="read_only",
+            value="ON",
+            reason=why + "; not innodb_read_only, made for read-only media: it refuses the "
+            "appliers' changes too and needs a restart to lift (MySQL docs: "
+            "https://dev.mysql.com/doc/refman/8.0/en/innodb-read-only-instance.html)",
+        )
+    ]
+    if ctx.flavor == "pxc":
+        settings.append(
+            Setting(
+                name="super_read_only",
+                value="ON",
+                reason="read_only for the accounts with SUPER or CONNECTION_ADMIN too (MySQL "
+                "docs: super_read_only); PXC's Galera applier skips it (PXC#715); a PXC 8.0 "
+                "node with it in its configuration could not start before the fix of PXC-3191 "
+                "(https://github.com/percona/percona-xtradb-cluster/pull/1273, 2020): use a "
+                "later release",
+            )
+        )
+    return settings, []
 
 
 def async_server_settings(ctx: PlanContext, index: int, incoming: int) -> list[Setting]:

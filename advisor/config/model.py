@@ -22,6 +22,8 @@ __all__ = [
     "OsPlan",
     "PlanContext",
     "ProxySQLPlan",
+    "RegionalChannel",
+    "RegionalFailover",
     "Row",
     "Setting",
     "SitePlan",
@@ -79,7 +81,8 @@ class SitePlan(_Plan):
     file: str
     provider_options: list[Setting]  # the whole wsrep_provider_options of this site's nodes
     per_node: dict[str, list[Setting]] = {}  # host -> settings that differ between nodes
-    server: list[Setting] = []  # [mysqld] settings of this site only (the SST donors)
+    server: list[Setting] = []  # [mysqld] settings of this site only (SST donors, read_only)
+    notes: list[str] = []  # said in the site's file as comments (why read_only is not set)
 
 
 class GarbdPlan(_Plan):
@@ -102,6 +105,9 @@ class ClusterPlan(_Plan):
     site_plans: list[SitePlan]
     garbd: GarbdPlan | None = None
     hostgroups: dict[str, int] = {}  # writer, backup_writer, reader, offline
+    # Every node read_only by design: a cluster of `writes: false` sites (a disaster-recovery
+    # cluster), in ProxySQL's reader hostgroup only until a regional failover lifts it.
+    read_only: bool = False
 
 
 class AsyncChannel(_Plan):
@@ -207,6 +213,44 @@ class FailoverFiles(_Plan):
     proxysql_file: str  # ProxySQL admin, on every ProxySQL
     fence_file: str  # MySQL client, on every node of the lost cluster when it is back
     return_file: str  # ProxySQL admin, when the lost cluster has caught up
+    taker_read_only: bool = False  # the taker is read-only by design: the promotion lifts it
+    taker_hosts: list[str] = []  # every data node of the taker
+
+
+class RegionalChannel(_Plan):
+    """A channel into the disaster-recovery cluster from a cluster of the primary region."""
+
+    name: str
+    source_cluster: str
+    replica_host: str  # the DR node that runs it: where the drain runs
+    lag_p99_ms: float | None  # modelled p99 lag; None: unbounded (the channel cannot keep up)
+    lost_hostgroups: dict[str, int]  # the source cluster's ProxySQL hostgroups
+    lost_rule_ids: list[int]  # the query rules that send writes to the source cluster
+    domain_id: int  # the source cluster's GTID domain (MariaDB wsrep_gtid_domain_id)
+    file: str  # the channel's SQL (config/async-replication-*.sql): its options, reversed
+
+
+class RegionalFailover(_Plan):
+    """Losing the primary region, every writing site at once: the disaster-recovery cluster
+    takes the writes, by a person's decision (advisor.config.regions)."""
+
+    dr_cluster: str
+    dr_sites: list[str]
+    dr_hosts: list[str]
+    dr_writer_host: str  # the DR node that becomes ProxySQL's writer (read_only lifted first)
+    dr_hostgroups: dict[str, int]
+    dr_files: list[str]  # the DR cluster's Galera files, where read_only = ON is written
+    region_sites: list[str]  # every writing site: the primary region
+    lost_clusters: list[str]
+    lost_hosts: list[str]
+    channels: list[RegionalChannel]
+    unreplicated: list[str]  # writing clusters with no channel into the DR cluster
+    rpo_ms: float | None  # the worst channel's modelled p99 lag; None: unbounded or not modelled
+    rpo_note: str  # where the RPO comes from, or why there is no number
+    detection_s: float  # ProxySQL's detection with this plan's checks; the decision is a person's
+    drain_timeout_s: int  # how long the drain waits for the received transactions
+    single_failure_files: list[str]  # promote files of the model that cover this loss already
+    variant: Literal["mariadb", "mysql"]
 
 
 class TransferTime(_Plan):
@@ -244,6 +288,7 @@ class ConfigPlan(_Plan):
     certificates: CertificatePlan
     heartbeat: HeartbeatPlan | None = None
     failovers: list[FailoverFiles] = []
+    regional_failovers: list[RegionalFailover] = []  # one per disaster-recovery cluster
     kept_by_quorum: list[str] = []  # single failures a cluster rides out by itself
     detection_s: float = 0.0  # the longest ProxySQL keeps a dead node, this plan's checks
     unsurvived: list[str] = []  # single failures after which nobody takes the writes

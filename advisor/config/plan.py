@@ -33,7 +33,16 @@ __all__ = [
 
 from typing import TYPE_CHECKING
 
-from advisor.config import expectations, failover, galera, os_settings, proxysql, replication, tls
+from advisor.config import (
+    expectations,
+    failover,
+    galera,
+    os_settings,
+    proxysql,
+    regions,
+    replication,
+    tls,
+)
 from advisor.config.model import (
     AsyncChannel,
     AsyncLinkPlan,
@@ -99,6 +108,10 @@ def plan_configuration(analysis: Analysis, option: Option | str | None = None) -
     proxy = proxysql.proxysql_plan(ctx, clusters, replication.channel_hosts(async_links))
     os_plan = os_settings.os_plan(ctx)
     kept, unsurvived = failover.survival_events(ctx)
+    failovers = regions.with_read_only_takers(
+        failover.failover_files(ctx, clusters, async_links, proxy), clusters
+    )
+    detection_s = failover.plan_detection_s(proxy)
     return ConfigPlan(
         topology=topology.name,
         architecture=chosen.architecture,
@@ -115,9 +128,12 @@ def plan_configuration(analysis: Analysis, option: Option | str | None = None) -
         os=os_plan,
         certificates=tls.certificate_plan(clusters),
         heartbeat=failover.heartbeat_plan(ctx, async_links),
-        failovers=failover.failover_files(ctx, clusters, async_links, proxy),
+        failovers=failovers,
+        regional_failovers=regions.regional_failovers(
+            ctx, clusters, async_links, failovers, proxy, detection_s
+        ),
         kept_by_quorum=kept,
-        detection_s=failover.plan_detection_s(proxy),
+        detection_s=detection_s,
         unsurvived=unsurvived,
         expectations=expectations.expectations_plan(ctx, os_plan),
     )
@@ -154,6 +170,7 @@ def _cluster(ctx: PlanContext, index: int, incoming: int, garbd_count: int) -> C
     spans = len(cluster.members) > 1
     common = galera.provider_options(ctx, index)
     per_node = galera.per_node_settings(ctx, index, address)
+    read_only = {site: galera.read_only_settings(ctx, index, site) for site in cluster.sites}
     sites = [
         SitePlan(
             site=site,
@@ -162,7 +179,8 @@ def _cluster(ctx: PlanContext, index: int, incoming: int, garbd_count: int) -> C
             file=files[(label, site)],
             provider_options=galera.site_options(ctx, site, segments[site], spans) + common,
             per_node={h: per_node[h] for h in hosts[site] if h in per_node},
-            server=galera.site_server_settings(ctx, site, spans),
+            server=galera.site_server_settings(ctx, site, spans) + read_only[site][0],
+            notes=read_only[site][1],
         )
         for site in cluster.sites
     ]
@@ -185,6 +203,7 @@ def _cluster(ctx: PlanContext, index: int, incoming: int, garbd_count: int) -> C
         site_plans=sites,
         garbd=garbd,
         hostgroups=proxysql.hostgroups(index),
+        read_only=bool(sites) and all(read_only[s.site][0] for s in sites),
     )
 
 

@@ -9,7 +9,7 @@ https://github.com/sysown/proxysql.
 
 from __future__ import annotations
 
-__all__ = ["APP_PASSWORD", "MONITOR_PASSWORD", "hostgroups", "proxysql_plan"]
+__all__ = ["APP_PASSWORD", "MONITOR_PASSWORD", "hostgroups", "proxysql_plan", "read_only_hosts"]
 
 import re
 
@@ -60,9 +60,10 @@ def proxysql_plan(
     ``channel_hosts`` serve asynchronous channels and get the lowest writer weight."""
     servers, groups = [], []
     for plan in clusters:
+        read_only = read_only_hosts(plan)
         for site in plan.sites:
             for host in ctx.hosts(site):
-                servers.append(_server_row(plan, site, host, channel_hosts))
+                servers.append(_server_row(plan, site, host, channel_hosts, read_only))
         groups.append(_galera_row(plan))
     return ProxySQLPlan(
         file="config/proxysql.sql",
@@ -82,7 +83,22 @@ def proxysql_plan(
     )
 
 
-def _server_row(plan: ClusterPlan, site: str, host: str, channel_hosts: set[str]) -> Row:
+def read_only_hosts(plan: ClusterPlan) -> set[str]:
+    """The nodes of cluster ``plan`` whose configuration sets read_only (``writes: false``
+    sites, advisor.config.galera.read_only_settings)."""
+    return {
+        host
+        for site in plan.site_plans
+        if any(s.name == "read_only" for s in site.server)
+        for host in site.hosts
+    }
+
+
+def _server_row(
+    plan: ClusterPlan, site: str, host: str, channel_hosts: set[str], read_only: set[str]
+) -> Row:
+    if host in read_only:
+        return _reader_row(plan, site, host, channel_hosts)
     if host == plan.writer_host:
         weight, why = _WRITER_WEIGHT, "the cluster's one writer: the highest weight wins"
     elif host in channel_hosts:
@@ -115,6 +131,47 @@ def _server_row(plan: ClusterPlan, site: str, host: str, channel_hosts: set[str]
             _col("comment", f"{plan.name} @ {site}", "cluster and site, for people"),
         ],
         reason=f"node of cluster {plan.name} at site {site}",
+    )
+
+
+def _reader_row(plan: ClusterPlan, site: str, host: str, channel_hosts: set[str]) -> Row:
+    """A read_only node: in the reader hostgroup, never a writer nor a backup writer.
+
+    ProxySQL's Galera monitor moves a node with read_only=1 to the reader hostgroup (offline
+    when its receive queue exceeds max_transactions_behind) and one with read_only=0 to the
+    writers (lib/MySQL_Monitor.cpp, the Galera check); it checks the servers of all four
+    hostgroups of an active ``mysql_galera_hostgroups`` row (lib/MySQL_HostGroups_Manager.cpp),
+    so a node that starts in the reader hostgroup is watched, and becomes a writer when a
+    promotion lifts its read_only."""
+    if plan.read_only and host == plan.writer_host:
+        weight, why = (
+            _WRITER_WEIGHT,
+            "the writer once a regional failover lifts read_only (the runbook lifts it here "
+            "first); until then a reader",
+        )
+    elif host in channel_hosts:
+        weight, why = _CHANNEL_WEIGHT, "applies an asynchronous channel: few reads here"
+    else:
+        weight, why = _OTHER_WEIGHT, "a reader"
+    where = (
+        f"cluster {plan.name} is read-only by design (writes: false sites)"
+        if plan.read_only
+        else f"site {site} has writes: false: its nodes are read_only"
+    )
+    return Row(
+        columns=[
+            _col(
+                "hostgroup_id",
+                plan.hostgroups["reader"],
+                f"{where}: the reader hostgroup only; ProxySQL makes a read_only=1 node neither "
+                "writer nor backup writer (ProxySQL docs: mysql_galera_hostgroups)",
+            ),
+            _col("hostname", host, "placeholder"),
+            _col("port", 3306, "the MySQL port"),
+            _col("weight", weight, why + " (ProxySQL balances reads by weight)"),
+            _col("comment", f"{plan.name} @ {site}", "cluster and site, for people"),
+        ],
+        reason=f"read_only node of cluster {plan.name} at site {site}",
     )
 
 
@@ -157,7 +214,12 @@ def _galera_row(plan: ClusterPlan) -> Row:
             ),
             _col("comment", plan.name, "the cluster"),
         ],
-        reason=f"cluster {plan.name}: writer pinned at {plan.writer_host} ({plan.writer_site})",
+        reason=(
+            f"cluster {plan.name}: read-only by design, no writer until a regional failover "
+            f"lifts read_only, {plan.writer_host} first"
+            if plan.read_only
+            else f"cluster {plan.name}: writer pinned at {plan.writer_host} ({plan.writer_site})"
+        ),
     )
 
 
