@@ -186,6 +186,14 @@ def _option_report(option: Option, findings: Sequence[Finding]) -> OptionReport:
         failover_rto_s=None if rto_s is None else round(rto_s, 1),
         data_at_risk_unbounded=option.data_at_risk_s is not None and at_risk_s is None,
         data_at_risk_reason=unbounded or None,
+        manual_recovery=[
+            f"{s.event}: fence it, then bootstrap {', '.join(s.taker_sites)} "
+            "(pc.bootstrap=YES); nothing committed is lost but what "
+            f"{', '.join(option.clusters[s.cluster].weights)} acknowledged in the instant "
+            "before it failed"
+            for s in (plan.bootstraps if plan is not None else ())
+        ],
+        weights={s: w for c in option.clusters for s, w in c.weights.items()},
         conflicts_per_s=None if conflicts is None else round(conflicts, 3),
         clusters=len(option.clusters),
         blockers=sorted({f.rule for f in blocking}),

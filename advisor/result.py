@@ -116,6 +116,11 @@ class OptionReport(_Out):
     # Why, in words, when unbounded; survives_site_loss is then null: surviving a failure by
     # a failover that loses an ever-growing backlog is not surviving it.
     data_at_risk_reason: str | None = None
+    # Failures after which writes wait for an operator's bootstrap of the survivors (a
+    # weighted two-site cluster losing its weighted site), in words; nothing committed is lost.
+    manual_recovery: list[str] = []
+    # pc.weight per node where the design raises it ({site: weight}).
+    weights: dict[str, int] = {}
     conflicts_per_s: float | None = None
     clusters: int = 1
     blockers: list[str] = []

@@ -1,8 +1,10 @@
 """The verdict: which option to recommend, in plain words, and what would change it.
 
-Recommend the viable option (no blocker) that needs the fewest failovers, then the fewest
-clusters, then the lowest commit latency. When none is viable, recommend the least bad: the one
-whose blockers are the cheapest to remove, then the same; and say what would have to change.
+Recommend the viable option (no blocker) whose loss on a failure is bounded (no channel that
+falls behind without bound, :func:`unbounded_loss`), then that needs the fewest failovers,
+then the fewest clusters, then the lowest commit latency. When none is viable, recommend the
+least bad: the one whose blockers are the cheapest to remove, then the same; and say what
+would have to change.
 :func:`rank` is that ordering, vectorised, so that a sweep asks the same question at every
 point of its grid.
 
@@ -10,8 +12,8 @@ A failover is a single failure (of those ``requirements.survive`` names) that a 
 survives only by handing its writes to another cluster across an asynchronous channel
 (advisor.engine.failover): survived, but losing the channel's lag of commits and stopping those
 writes for a while. Counting them before clusters keeps a cluster spanning two sites without a
-tie-breaker, which fails over on the loss of either site or the cut between them, behind
-per-site clusters that fail over only when a site itself is lost.
+tie-breaker behind per-site clusters where it fails over more often; the design weights such a
+cluster's writer site (advisor.engine.clusters), so only that site's loss stops it.
 
 What removing a blocker costs (:data:`REMEDIES`), cheapest first: a design decision, or a node
 or a garbd in a site the topology already has (1); a new witness site, a third site for a
@@ -145,15 +147,17 @@ def rank(
     clusters: npt.ArrayLike,
     commit_p50_ms: npt.ArrayLike,
     failovers: npt.ArrayLike | None = None,
+    unbounded: npt.ArrayLike | None = None,
 ) -> npt.NDArray[np.intp]:
-    """The chosen option's index at each point: the lowest remedy cost (0: viable), then the
+    """The chosen option's index at each point: the lowest remedy cost (0: viable), then a
+    bounded loss on a failure before an unbounded one (:func:`unbounded_loss`), then the
     fewest failovers (single failures survived only by handing the writes to another cluster,
     :func:`failovers`), then the fewest clusters, then the lowest commit p50; the first option
     on a tie.
 
     Every argument has one row per option; ``cost`` and ``commit_p50_ms`` one column per point
-    (or none, for a single point), ``clusters`` and ``failovers`` one value per option
-    (``failovers`` None: none anywhere).
+    (or none, for a single point), ``clusters`` and ``failovers`` one value per option,
+    ``unbounded`` one per option or, as ``cost``, per option and point (None: none anywhere).
     """
     cost_a = np.asarray(cost, dtype=float)
     commit_a = np.broadcast_to(np.asarray(commit_p50_ms, dtype=float), cost_a.shape)
@@ -164,8 +168,15 @@ def rank(
 
     clusters_a = per_option(clusters)
     failovers_a = per_option(np.zeros(cost_a.shape[0]) if failovers is None else failovers)
+    unbounded_v = np.zeros(cost_a.shape[0]) if unbounded is None else np.asarray(unbounded)
+    # per option, or per option and point as ``cost``
+    unbounded_a = (
+        np.broadcast_to(unbounded_v.astype(float), cost_a.shape)
+        if unbounded_v.ndim == cost_a.ndim and cost_a.ndim > 1
+        else per_option(unbounded_v)
+    )
     # lexsort sorts by the last key first and is stable, along the last axis: options last.
-    order = np.lexsort((commit_a.T, clusters_a.T, failovers_a.T, cost_a.T))
+    order = np.lexsort((commit_a.T, clusters_a.T, failovers_a.T, unbounded_a.T, cost_a.T))
     return np.asarray(order[..., 0], dtype=np.intp)
 
 
@@ -186,6 +197,7 @@ def choose(
         [len(o.clusters) for o in options],
         [o.commit_latency_ms.get("p50", 0.0) for o in options],
         [failovers(o) for o in options],
+        [bool(unbounded_loss(o)) for o in options],
     )
     return options[int(index)]
 

@@ -25,6 +25,7 @@ def test_vendored_calibration_exists():
         "field-data.yaml",
         "lab-galera.yaml",
         "lab-runs.yaml",  # this project's own lab runs, not a copy
+        "lab-bootstrap.yaml",  # this project's runs of a bootstrap after a site's loss
     }
 
 

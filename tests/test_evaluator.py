@@ -60,24 +60,34 @@ def test_two_single_nodes_commit_in_one_write_set_round_trip():
 
 
 def test_two_single_nodes_cannot_survive_a_node_loss_without_an_arbitrator_site():
+    # No garbd site: the writer's site a is weighted (2 against 1), so only its node's loss
+    # stops the cluster; b's node may be bootstrapped then.
     cluster = evaluator(*TWO_SINGLE_NODES).cluster(["a", "b"])
-    assert [f.event for f in cluster.node_failures] == [
-        "loss of one node at a",
-        "loss of one node at b",
-    ]
+    assert [f.event for f in cluster.node_failures] == ["loss of one node at a"]
     assert cluster.arbitrator is None
     assert cluster.unfixable_by_arbitrator
+    assert cluster.weights == {"a": 2} and cluster.bootstrap_sites == ("b",)
 
 
-def test_two_equal_sites_without_a_witness_keep_their_site_failures():
+def test_two_equal_sites_without_a_witness_keep_only_the_weighted_sites_failure():
+    # 3 + 3 nodes, no witness: a (the writer's site) gets pc.weight 2 a node, 6 votes of 9,
+    # so b's loss and the cut leave a primary; a's loss leaves b 3 of 9.
     ev = evaluator({"a": {}, "b": {}}, {"a-b": 10.0}, survive="site")
     cluster = ev.cluster(["a", "b"])
+    assert [f.event for f in cluster.site_failures] == ["loss of site a"]
+    assert cluster.unfixable_by_arbitrator
+    assert cluster.weights == {"a": 3 // 3 + 1}
+
+
+def test_weights_the_user_gives_are_kept_as_given():
+    ev = evaluator({"a": {"weight": 1}, "b": {}}, {"a-b": 10.0}, survive="site")
+    cluster = ev.cluster(["a", "b"])
+    assert cluster.weights == {}
     assert [f.event for f in cluster.site_failures] == [
         "loss of site a",
         "loss of site b",
         "cut of link a-b",
     ]
-    assert cluster.unfixable_by_arbitrator
 
 
 ARBITRATED = {

@@ -103,6 +103,7 @@ class Cluster:
     site_failures: tuple[quorum.Failure, ...] = ()
     node_failures: tuple[quorum.Failure, ...] = ()
     arbitrator: str | None = None
+    bootstrap_sites: tuple[str, ...] = ()
 
     @property
     def members(self) -> tuple[str, ...]:

@@ -164,8 +164,18 @@ def test_two_sites_without_a_third_cannot_share_a_cluster():
         f for f in result.findings if f.option == "single_cluster" and f.severity == "blocker"
     ]
     assert [f.rule for f in blockers] == ["QUORUM-SITE-LOSS"]
-    assert "loss of site a leaves at most 50% of the votes" in blockers[0].message
+    # The design weights a, the writer's site (pc.weight 2 a node against b's 1): b's loss and
+    # the cut are survived; a's leaves b 3 of 9 votes, and writes wait for a bootstrap of b.
+    assert "loss of site a leaves at most 33% of the votes" in blockers[0].message
+    assert "loss of site b" not in blockers[0].message
     assert "mark a third site with arbitrator: true" in blockers[0].message
+    assert "bootstraps b (pc.bootstrap=YES" in blockers[0].message
+    single = next(o for o in result.options if o.architecture == "single_cluster")
+    assert single.weights == {"a": 2} and single.data_at_risk_s is None
+    assert single.manual_recovery == [
+        "loss of site a: fence it, then bootstrap b (pc.bootstrap=YES); nothing committed is "
+        "lost but what a acknowledged in the instant before it failed"
+    ]
 
 
 def test_an_arbitrator_site_lets_two_sites_share_a_cluster():

@@ -9,6 +9,7 @@ from advisor._lazy import attach
 
 if TYPE_CHECKING:
     from advisor.config import (
+        bootstrap,
         expectations,
         failover,
         galera,
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
         os_settings,
         plan,
         proxysql,
+        regions,
         replication,
         tls,
     )
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ConfigPlan",
     "Setting",
+    "bootstrap",
     "expectations",
     "failover",
     "galera",
@@ -33,6 +36,7 @@ __all__ = [
     "plan",
     "plan_configuration",
     "proxysql",
+    "regions",
     "replication",
     "tls",
 ]
@@ -40,6 +44,7 @@ __all__ = [
 __getattr__, __dir__ = attach(
     __name__,
     [
+        "bootstrap",
         "expectations",
         "failover",
         "galera",
@@ -47,6 +52,7 @@ __getattr__, __dir__ = attach(
         "os_settings",
         "plan",
         "proxysql",
+        "regions",
         "replication",
         "tls",
     ],

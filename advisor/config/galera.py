@@ -196,6 +196,24 @@ def site_options(ctx: PlanContext, site: str, segment: int, spans: bool) -> list
                 + _was(ctx, "gmcast.segment"),
             )
         )
+    raised = next((c.weights[site] for c in ctx.option.clusters if site in c.weights), None)
+    if raised is not None:
+        others = [s for c in ctx.option.clusters if site in c.weights for s in c.sites if s != site]
+        options.append(
+            Setting(
+                name="pc.weight",
+                value=raised,
+                reason=(
+                    f"{site}, the writer's site, outweighs {', '.join(others)}: no garbd can "
+                    f"break their tie, so with equal weights losing either site or the link "
+                    f"stops the cluster; with {raised} a node here, losing {', '.join(others)} "
+                    f"or the link leaves {site} running, and losing {site} needs the bootstrap "
+                    "runbook (Galera docs, Weighted Quorum: "
+                    "https://galeracluster.com/library/documentation/weighted-quorum.html)"
+                ),
+            )
+        )
+        return options
     weight = ctx.analysis.loaded.topology.site(site).weight
     if weight != 1:
         options.append(

@@ -217,6 +217,21 @@ class FailoverFiles(_Plan):
     taker_hosts: list[str] = []  # every data node of the taker
 
 
+class BootstrapFiles(_Plan):
+    """Making the survivors of a weighted two-site cluster primary after its weighted site is
+    lost (advisor.config.bootstrap)."""
+
+    cluster: str
+    lost: str  # the weighted site
+    survivors: list[str]  # the sites an operator bootstraps
+    weight: int  # pc.weight of each node at the lost site
+    lost_hosts: list[str]
+    survivor_hosts: list[str]
+    hostgroups: dict[str, int]  # the cluster's ProxySQL hostgroups
+    variant: Literal["mariadb", "mysql"]
+    file: str  # MySQL client, on the survivor that applied the most
+
+
 class RegionalChannel(_Plan):
     """A channel into the disaster-recovery cluster from a cluster of the primary region."""
 
@@ -289,6 +304,7 @@ class ConfigPlan(_Plan):
     heartbeat: HeartbeatPlan | None = None
     failovers: list[FailoverFiles] = []
     regional_failovers: list[RegionalFailover] = []  # one per disaster-recovery cluster
+    bootstraps: list[BootstrapFiles] = []  # one per weighted two-site cluster
     kept_by_quorum: list[str] = []  # single failures a cluster rides out by itself
     detection_s: float = 0.0  # the longest ProxySQL keeps a dead node, this plan's checks
     unsurvived: list[str] = []  # single failures after which nobody takes the writes
@@ -310,6 +326,7 @@ class ConfigPlan(_Plan):
             names += [f.file for f in self.heartbeat.files]
         for f in self.failovers:
             names += [f.promote_file, f.proxysql_file, f.fence_file, f.return_file]
+        names += [b.file for b in self.bootstraps]
         return names
 
 

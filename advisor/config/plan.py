@@ -34,6 +34,7 @@ __all__ = [
 from typing import TYPE_CHECKING
 
 from advisor.config import (
+    bootstrap,
     expectations,
     failover,
     galera,
@@ -132,6 +133,7 @@ def plan_configuration(analysis: Analysis, option: Option | str | None = None) -
         regional_failovers=regions.regional_failovers(
             ctx, clusters, async_links, failovers, proxy, detection_s
         ),
+        bootstraps=bootstrap.bootstrap_files(ctx, clusters),
         kept_by_quorum=kept,
         detection_s=detection_s,
         unsurvived=unsurvived,

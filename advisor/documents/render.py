@@ -146,6 +146,8 @@ def _artifacts(env: Any, context: dict[str, Any]) -> dict[str, str]:
             (f.return_file, "config/failover-return.sql.j2"),
         ):
             files[name] = render_template(env, template, {**base, "f": f})
+    for b in plan.bootstraps:
+        files[b.file] = render_template(env, "config/bootstrap.sql.j2", {**base, "b": b})
     return files
 
 

@@ -129,6 +129,7 @@ def channel(
                     (a, b),
                     over,
                     load,
+                    replica_site,
                     receiving.lone_commit_draws(replica_cluster, replica_site),
                     max(
                         ((rate, name) for site, name, rate in load.row_rates if site in writers),
@@ -147,6 +148,7 @@ def _channel(
     sites: tuple[str, str],
     over: LinkEvidence,
     load: ChannelLoad,
+    apply_site: str,
     apply_draws_ms: FloatArray,
     hottest: tuple[float, str],
 ) -> AsyncLink:
@@ -210,4 +212,5 @@ def _channel(
         in_order_row=hottest[1],
         bandwidth_mbps=float(over.effective_bandwidth_mbps),
         bandwidth_assumed=over.bandwidth_mbps is None,
+        apply_site=apply_site,
     )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 __all__ = ["Clusters"]
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from advisor.engine.metrics import (
     safe_period_ms,
     summarise,
 )
-from advisor.inputs.topology import Topology
+from advisor.inputs.topology import Site, Topology
 from advisor.model import galera, pipeline, quorum, tcp
 
 
@@ -93,6 +93,7 @@ class Clusters:
         paths, replies, commit = self._commits(sites, None, writers)
         cost = 0.0
         unfixable = False
+        weights: dict[str, int] = {}
         if site_failures or node_failures:
             fix = self._best_arbitrator(sites, writers, commit)
             if fix is not None:
@@ -100,7 +101,11 @@ class Clusters:
                 site_failures, node_failures = self._failures(sites, arbitrator, writers)
             else:
                 unfixable = True
-        members = self._members(sites, arbitrator)
+                primary = self.writer_site(writers) or sites[0]
+                weights = _primary_weight([self._sites[s] for s in sites], primary)
+                if weights:
+                    site_failures, node_failures = self._failures(sites, None, writers, weights)
+        members = self._members(sites, arbitrator, weights)
         by_site = {site: summarise(draws) for site, draws in commit.items()}
         local_ms = self.sampling.local_commit_ms
         writer = self.writer_site(writers)
@@ -125,6 +130,7 @@ class Clusters:
             ),
             arbitrator_cost_ms=cost,
             unfixable_by_arbitrator=unfixable,
+            weights=weights,
             path_ms=paths,
             first_reply_draws_ms=replies,
             writer_site=writer,
@@ -141,17 +147,28 @@ class Clusters:
         ]
         return max(writers, key=lambda s: (owners.count(s), -writers.index(s)))
 
-    def _members(self, sites: tuple[str, ...], arbitrator: str | None) -> dict[str, list[int]]:
-        """Each member site's ``pc.weight`` per voting member (garbd: 1)."""
-        weights = {s: [self._sites[s].weight] * self._sites[s].nodes for s in sites}
+    def _members(
+        self,
+        sites: tuple[str, ...],
+        arbitrator: str | None,
+        raised: Mapping[str, int] | None = None,
+    ) -> dict[str, list[int]]:
+        """Each member site's ``pc.weight`` per voting member (garbd: 1); ``raised``: the
+        design's weights where it raises them."""
+        raised = raised or {}
+        weights = {s: [raised.get(s, self._sites[s].weight)] * self._sites[s].nodes for s in sites}
         if arbitrator is not None:
             weights.setdefault(arbitrator, []).append(1)
         return weights
 
     def _failures(
-        self, sites: tuple[str, ...], arbitrator: str | None, writers: tuple[str, ...]
+        self,
+        sites: tuple[str, ...],
+        arbitrator: str | None,
+        writers: tuple[str, ...],
+        raised: Mapping[str, int] | None = None,
     ) -> tuple[list[quorum.Failure], list[quorum.Failure]]:
-        members = self._members(sites, arbitrator)
+        members = self._members(sites, arbitrator, raised)
         weights = {s: float(sum(w)) for s, w in members.items()}
         survive_site = self.topology.requirements.survive == "site"
         site_failures = quorum.site_failures(weights, set(writers)) if survive_site else []
@@ -257,3 +274,19 @@ def _first_reply(pairs: LinkDraws, members: dict[str, list[int]], writer: str) -
         return np.zeros(pairs.sampling.draws)
     nearest: FloatArray = np.min(near, axis=0).astype(float)
     return nearest
+
+
+def _primary_weight(sites: Sequence[Site], primary: str) -> dict[str, int]:
+    """The ``pc.weight`` that lets the ``primary`` site of a two-site cluster outweigh the
+    other, where no garbd breaks their tie and the user gives no weights: the other site's
+    loss, or the link's cut, then leaves the primary site running, and only the primary's
+    loss stops the cluster (until an operator bootstraps the other,
+    :attr:`ClusterEval.bootstrap_sites`). With equal weights either loss stops it. Codership
+    docs, Weighted Quorum: https://galeracluster.com/library/documentation/weighted-quorum.html.
+    """
+    if len(sites) != 2 or any("weight" in site.model_fields_set for site in sites):
+        return {}
+    (main,) = (site for site in sites if site.name == primary)
+    (other,) = (site for site in sites if site.name != primary)
+    # More than the other site's weight, so the primary site alone is a majority.
+    return {primary: other.nodes * other.weight // main.nodes + 1}

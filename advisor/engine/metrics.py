@@ -78,6 +78,9 @@ class ClusterEval:
     window_limit_commits_per_s: float
     arbitrator_cost_ms: float = 0.0  # what the garbd adds to the worst commit p50
     unfixable_by_arbitrator: bool = False
+    # pc.weight per node where the design raises it: two sites and no garbd that fixes their
+    # tie; the writer's site then outweighs the other (advisor.engine.clusters).
+    weights: Mapping[str, int] = field(default_factory=dict)
     # The cluster's writer site -> draws of the commit path's network part, before the send
     # windows, and of the round trip to its nearest fellow member [ms]: what a closed loop of
     # clients replays (every commit runs at the writer).
@@ -85,6 +88,12 @@ class ClusterEval:
     first_reply_draws_ms: Mapping[str, FloatArray] = field(default_factory=dict, repr=False)
     # The site of ProxySQL's one writer, where every commit runs (None: nobody writes).
     writer_site: str | None = None
+
+    @property
+    def bootstrap_sites(self) -> tuple[str, ...]:
+        """Where an operator may bootstrap a new primary component once the weighted site is
+        lost (after fencing it): the other sites of a weighted cluster; none otherwise."""
+        return tuple(s for s in self.sites if s not in self.weights) if self.weights else ()
 
     @property
     def members(self) -> tuple[str, ...]:
@@ -147,6 +156,8 @@ class AsyncLink:
     # The link's rate [Mbit/s], and whether it is the default because the topology gives none.
     bandwidth_mbps: float = 0.0
     bandwidth_assumed: bool = True
+    # The site of the replica whose direction this channel reports (it lags most).
+    apply_site: str = ""
 
     @property
     def apply_capacity_per_s(self) -> float:

@@ -112,7 +112,11 @@ def _unsurvived(
     the writes over (engine.failover). Without a failover plan, every one of them."""
     if option.failover is None:
         return list(failures)
-    lost = {s.event for s in option.failover.of(index, kinds) if s.kept_by == "nothing"}
+    lost = {
+        s.event
+        for s in option.failover.of(index, kinds)
+        if s.kept_by in ("nothing", "bootstrap")  # an operator's bootstrap: writes wait
+    }
     return [f for f in failures if f.event in lost]
 
 
@@ -138,7 +142,7 @@ def quorum_site_loss(ctx: Context, p: Params) -> Iterator[RuleHit]:
                     option,
                     cluster,
                     failures="; ".join(f.describe() for f in unsurvived),
-                    fix=fix,
+                    fix=fix + _manual_recovery(cluster),
                     remedy=kind,
                 )
 
@@ -203,6 +207,21 @@ _UNBOUNDED = "an ever-growing backlog (the channel cannot keep up with the peak)
 def _finite(value: float) -> float | None:
     """A number for the findings' values, which stay valid JSON: None for an unbounded one."""
     return value if math.isfinite(value) else None
+
+
+def _manual_recovery(cluster: ClusterEval) -> str:
+    """The weighted two-site cluster's other way out, in words: a person's bootstrap."""
+    if not cluster.weights:
+        return ""
+    ((primary, weight),) = cluster.weights.items()
+    others = ", ".join(cluster.bootstrap_sites)
+    return (
+        f". Without one, the design weights {primary} (pc.weight {weight} a node), so losing "
+        f"{others} or the link leaves {primary} running; losing {primary} stops writes until "
+        f"an operator fences it and bootstraps {others} (pc.bootstrap=YES, the design's "
+        f"bootstrap runbook), losing nothing committed but what {primary} acknowledged in the "
+        "instant before it failed"
+    )
 
 
 def _tie_breaker(ctx: Context, cluster: ClusterEval) -> tuple[str, str]:

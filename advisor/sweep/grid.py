@@ -53,9 +53,9 @@ from advisor import verdict
 from advisor.analysis import Analysis
 from advisor.engine.evaluator import row_lock_wait_draws
 from advisor.engine.evidence import LinkEvidence, RttEstimate
-from advisor.engine.metrics import REPORTED_PERCENTS, HotRowEval, Option, summarise
+from advisor.engine.metrics import REPORTED_PERCENTS, AsyncLink, HotRowEval, Option, summarise
 from advisor.errors import AdvisorError
-from advisor.model import physics
+from advisor.model import physics, replication
 from advisor.vocabulary import SWEEP_UNITS
 
 FloatArray = npt.NDArray[np.float64]
@@ -181,7 +181,8 @@ def sweep(analysis: Analysis, variable: str, values: npt.ArrayLike) -> SweepResu
     factor = grid / current
     links = _Links.moved(analysis, variable, factor)
     rate = factor if variable == "hot-row-rate" else np.ones_like(grid)
-    judged = [_judge(_OnGrid(analysis, option, links, rate)) for option in analysis.options]
+    on_grid = [_OnGrid(analysis, option, links, rate) for option in analysis.options]
+    judged = [_judge(on) for on in on_grid]
     commit_p50 = np.array([commit for commit, _ in judged])
     cost = np.array([count for _, count in judged])
     options = analysis.options
@@ -197,6 +198,7 @@ def sweep(analysis: Analysis, variable: str, values: npt.ArrayLike) -> SweepResu
             [len(o.clusters) for o in options],
             commit_p50,
             [verdict.failovers(o) for o in options],
+            np.array([on.unbounded() for on in on_grid]),
         ),
         current,
     )
@@ -405,6 +407,40 @@ class _OnGrid:
             return np.full(self.shape, row.commit_ms["p50"])
         return self.commit_ms(row.cluster, cluster.writer_site, "p50")
 
+    def unbounded(self) -> npt.NDArray[np.bool_]:
+        """Whether some channel of the option falls behind without bound along the grid: its
+        bandwidth (carried), its appliers at the design's most, or the user's, threads, or
+        its hottest row's in-order updates, each apply a commit of the receiving cluster
+        moved as that cluster's writer's commit moves (advisor.engine.channels)."""
+        behind = np.zeros(self.shape, dtype=bool)
+        for link in self.option.async_links:
+            if link.utilisation >= 1.0:
+                return np.ones(self.shape, dtype=bool)
+            behind |= self.apply_busy(link) >= 1.0
+        return behind
+
+    def apply_ms(self, link: AsyncLink) -> FloatArray:
+        """The channel's mean apply along the grid [ms]: today's, moved as the receiving
+        cluster's commit at its writer moves."""
+        index = self.option.cluster_of(link.apply_site) if link.apply_site else None
+        writer = self.option.clusters[index].writer_site if index is not None else None
+        if index is None or writer is None:
+            return np.full(self.shape, link.apply_ms)
+        today = self.option.clusters[index].commit_percentiles(writer)["p50"]
+        return np.maximum(link.apply_ms + self.commit_ms(index, writer, "p50") - today, 0.0)
+
+    def apply_busy(self, link: AsyncLink) -> FloatArray:
+        """The busier of the channel's appliers (at the most threads the design may set, or
+        the user's) and its hottest row's one applier, along the grid [fraction]."""
+        apply_ms = self.apply_ms(link)
+        threads = (
+            link.applier_threads if link.applier_threads_given else replication.MOST_APPLIER_THREADS
+        )
+        appliers = link.commits_per_s * apply_ms / 1000.0 / threads
+        in_order = link.in_order_per_s * self.rate_scale * apply_ms / 1000.0
+        busy: FloatArray = np.maximum(appliers, in_order)
+        return busy
+
     def commit_p50_ms(self) -> FloatArray:
         """The option's median commit at its slowest writer site [ms] (0 without writers)."""
         commits = [
@@ -496,11 +532,20 @@ def _async_ok(on: _OnGrid, params: Mapping[str, float]) -> npt.NDArray[np.bool_]
     channels = on.option.async_links
     if allowed is None or not channels:
         return np.ones(on.shape, dtype=bool)
-    lag_s = np.max(
-        [(c.lag_ms["p99"] + on.links.change_ms(*c.sites) / 2) / 1000.0 for c in channels],
-        axis=0,
-    )
+    lag_s = np.max([_lag_p99_ms(on, c) / 1000.0 for c in channels], axis=0)
     return np.asarray(np.broadcast_to(lag_s <= allowed, on.shape))
+
+
+def _lag_p99_ms(on: _OnGrid, channel: AsyncLink) -> FloatArray:
+    """A channel's p99 lag along the grid [ms]: its finite terms today, moved by half its
+    link's change (one way) and by its apply's; infinite where it falls behind without bound.
+    Where it fell behind today, its wait for an applier is left out where it keeps up."""
+    parts = channel.lag_p99_parts_ms
+    finite = sum(v for v in parts.values() if np.isfinite(v)) if parts else channel.lag_ms["p99"]
+    moved = (
+        finite + on.links.change_ms(*channel.sites) / 2 + (on.apply_ms(channel) - channel.apply_ms)
+    )
+    return np.where(on.apply_busy(channel) >= 1.0, np.inf, moved)
 
 
 # The rules whose verdict depends on the varied quantities, each re-judged on the grid.

@@ -140,6 +140,8 @@ def _survives(option: OptionReport) -> str:
     ``unbounded loss`` where a failover would lose an ever-growing backlog."""
     if option.survives_site_loss is None and option.data_at_risk_unbounded:
         return "unbounded loss"
+    if not option.survives_site_loss and option.manual_recovery:
+        return "by manual bootstrap"
     if not option.survives_site_loss:
         return "no"
     if option.failover_rto_s is None:
