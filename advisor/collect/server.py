@@ -51,6 +51,8 @@ MODEL_OPTIONS = (
     "socket.recv_buf_size",
 )
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+# C0 and C1 controls and DEL, as the loader refuses them in text (advisor.inputs.topology).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _VERSION = re.compile(r"^\s*(\d+(?:\.\d+){0,3})")
 # Galera library versions are "25.3.x" (Galera 3) and "26.4.x" (Galera 4), the first number
 # being the wsrep API version; some builds (Debian's galera-4) report only "4.23".
@@ -117,7 +119,10 @@ _MAX_NUMBER_CHARS = 40
 
 
 def _typed(value: str) -> OptionValue | None:
-    """A number as a number, text as text; None for a number no setting can be."""
+    """A number as a number, text as text; None for a number no setting can be, or text
+    with a control character (which no setting holds and topology.yaml refuses)."""
+    if _CONTROL.search(value):
+        return None
     if _NUMBER.match(value):
         if len(value) > _MAX_NUMBER_CHARS:
             return None
@@ -127,7 +132,8 @@ def _typed(value: str) -> OptionValue | None:
 
 
 def _shortened(value: str) -> str:
-    return value if len(value) <= 40 else f"{value[:20]}... ({len(value):,} characters)"
+    shown = value if len(value) <= 40 else f"{value[:20]}... ({len(value):,} characters)"
+    return shown.encode("unicode_escape").decode("ascii") if _CONTROL.search(shown) else shown
 
 
 def parse_provider_options(
