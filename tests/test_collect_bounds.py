@@ -230,3 +230,39 @@ def test_the_stated_bound_holds_with_other_timeouts(timeout_field):
         error, _ = run_bounded(lambda: collect_briefly(settings), time_limit_s(settings, 0.5))
     assert isinstance(error, AdvisorError)
     assert "timed out: no complete reply within 3s" in str(error)
+
+
+# -- the stated bound: only one sample runs past the duration ---------------------------------
+
+
+class SlowNearTheEnd:
+    """A sampler whose sample begun just before the end takes past it (a slow server)."""
+
+    def __init__(self, slow_from_s: float, slow_s: float) -> None:
+        self.slow_from_s, self.slow_s = slow_from_s, slow_s
+        self.started: list[float] = []
+
+    def sample(self, elapsed_s: float) -> None:
+        self.started.append(elapsed_s)
+        if elapsed_s >= self.slow_from_s:
+            time.sleep(self.slow_s)
+
+
+def test_a_sample_that_runs_past_the_duration_is_the_last():
+    # Before: the loop looked at the clock from before the sample, so a slow sample begun
+    # before the end was followed by one more, two samples' worth past the duration, which
+    # time_limit_s counts once.
+    from advisor.collect import api
+
+    sampler = SlowNearTheEnd(slow_from_s=0.35, slow_s=0.4)
+    duration, ended_early, _ = api._sample_until_done(
+        sampler,  # type: ignore[arg-type]
+        interval_s=0.1,
+        duration_s=0.5,
+        progress=None,
+        stop=threading.Event(),
+    )
+    assert not ended_early
+    slow = [t for t in sampler.started if t >= 0.35]
+    assert len(slow) == 1 and slow[0] < 0.5  # begun before the end, and nothing after it
+    assert duration >= 0.5
