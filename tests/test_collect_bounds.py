@@ -266,3 +266,19 @@ def test_a_sample_that_runs_past_the_duration_is_the_last():
     slow = [t for t in sampler.started if t >= 0.35]
     assert len(slow) == 1 and slow[0] < 0.5  # begun before the end, and nothing after it
     assert duration >= 0.5
+
+
+def test_a_reconnect_long_after_the_last_statement_gets_a_budget_of_its_own():
+    # The binary log reader reconnects its lookup connection with ping(reconnect=True): the
+    # login must not inherit the spent budget of a statement long past.
+    from advisor.collect.connection import connect, query
+
+    with WireServer(galera_answers()) as server:
+        connection = connect(settings_for(server))
+        query(connection, "SHOW GLOBAL STATUS")
+        time.sleep(2.5)  # past that statement's budget (write + read timeout: 2 s)
+        connection.close()
+        connection.ping(reconnect=True)
+        rows = query(connection, "SHOW GLOBAL STATUS")
+        connection.close()
+    assert dict(rows)["Uptime"] == "1000"

@@ -92,11 +92,16 @@ class BoundedConnection(pymysql.connections.Connection):  # type: ignore[misc,un
     ``OperationalError`` says why (:class:`ReplyRefused` for the bounds).
     """
 
-    def __init__(self, **kwargs: Any) -> None:
+    _advisor_connecting = False
+
+    def connect(self, sock: Any = None) -> None:
+        # Also a reconnect (ping(reconnect=True)): the login gets a fresh budget of its own.
         self._advisor_connecting = True
-        self._advisor_start(float(kwargs["connect_timeout"]) + float(kwargs["read_timeout"]))
-        super().__init__(**kwargs)
-        self._advisor_connecting = False
+        self._advisor_start(float(self.connect_timeout) + float(self._read_timeout or 0))
+        try:
+            super().connect(sock)
+        finally:
+            self._advisor_connecting = False
 
     def _advisor_start(self, budget_s: float) -> None:
         self._advisor_budget_s = budget_s
