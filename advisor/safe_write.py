@@ -23,9 +23,10 @@ Promises (SECURITY.md, "Writes"):
   (symbolic links out of the folder, a manifest that claims the user's files). Nothing in it
   can prove that advisor wrote it, so the next run does not "recover" it: it stops before
   touching anything, with one line naming the folder and asking the user to look at it and
-  remove it (and to pass ``--force`` if the killed run had already replaced some files, which
-  the manifest then no longer vouches for). Only the staging folder a run made itself is
-  ever moved from or removed.
+  remove it. Only the staging folder a run made itself is ever moved from or removed. A run
+  killed while moving files in leaves the folder mixed, but its manifest (written before the
+  first move) lists both the old and the new content of each file, so the next run, once the
+  leftover is removed, replaces and deletes them as advisor's own, without ``--force``.
 - **A user's file is neither overwritten without ``force`` nor ever deleted.** The folder's
   ``.advisor-manifest`` lists, in ``sha256sum`` format, exactly the files of the last run.
   An existing file is replaced only if the manifest lists it with its current content. A
@@ -460,8 +461,9 @@ def _check_inside(root: Path, target: Path, name: str) -> None:
         )
 
 
-def _read_manifest(folder: Path) -> dict[str, str]:
-    """Name -> sha256 of what the tool wrote; unreadable or malformed lines claim nothing."""
+def _read_manifest(folder: Path) -> dict[str, frozenset[str]]:
+    """Name -> sha256 of what the tool wrote (two while a run moves files in: the old and the
+    new content); unreadable or malformed lines claim nothing."""
     path = folder / MANIFEST_NAME
     try:
         info = path.lstat()
@@ -473,15 +475,23 @@ def _read_manifest(folder: Path) -> dict[str, str]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return {}
-    found = {}
+    found: dict[str, frozenset[str]] = {}
     for line in text.splitlines():
         match = _MANIFEST_LINE.match(line)
         if match and _name_problem(match.group(2)) is None:
-            found[match.group(2)] = match.group(1)
+            name = match.group(2)
+            found[name] = found.get(name, frozenset()) | {match.group(1)}
     return found
 
 
-def _check_ours(target: Path, recorded: str | None) -> None:
+def _manifest_text(entries: Mapping[str, frozenset[str]]) -> str:
+    """``sha256sum`` lines, by name then digest."""
+    return "".join(
+        f"{digest}  {name}\n" for name in sorted(entries) for digest in sorted(entries[name])
+    )
+
+
+def _check_ours(target: Path, recorded: frozenset[str] | None) -> None:
     """Refuse to replace a file the manifest does not list with its current content."""
     try:
         info = target.lstat()
@@ -497,8 +507,8 @@ def _check_ours(target: Path, recorded: str | None) -> None:
     )
 
 
-def _is_ours(path: Path, info: os.stat_result, recorded: str) -> bool:
-    return stat.S_ISREG(info.st_mode) and _sha256(path) == recorded
+def _is_ours(path: Path, info: os.stat_result, recorded: frozenset[str]) -> bool:
+    return stat.S_ISREG(info.st_mode) and _sha256(path) in recorded
 
 
 def _sha256(path: Path) -> str | None:
@@ -523,8 +533,8 @@ def _stage(out_dir: Path, data: Mapping[str, bytes]) -> Path:
             path.parent.mkdir(parents=True, exist_ok=True)
             _write_new(path, blob)
         name = MANIFEST_NAME
-        lines = (f"{hashlib.sha256(data[n]).hexdigest()}  {n}\n" for n in sorted(data))
-        _write_new(staging / MANIFEST_NAME, "".join(lines).encode("utf-8"))
+        digests = {n: frozenset({hashlib.sha256(blob).hexdigest()}) for n, blob in data.items()}
+        _write_new(staging / MANIFEST_NAME, _manifest_text(digests).encode("utf-8"))
         for folder in {_target(staging, n).parent for n in data} | {staging}:
             _fsync_folder(folder)
     except BaseException as error:
@@ -541,21 +551,27 @@ def _stage(out_dir: Path, data: Mapping[str, bytes]) -> Path:
 def _apply(out_dir: Path, root: Path, staging: Path) -> None:
     """Move this run's staging folder's files into place, delete stale files, then the manifest.
 
-    The old manifest stays until the end, so that stale files are still known as the tool's.
+    Before the first move the folder's manifest lists both the old and the new content of
+    every file (a name twice where it changes), so that whenever the run stops (SIGKILL,
+    power loss, a failed rename) every file in the folder is still known as advisor's, and
+    the next run replaces or deletes it without ``--force``. Only in that state does
+    ``sha256sum -c`` report one line of such a pair as failed. The old entries are kept in
+    memory for the stale files.
     """
     new = _read_manifest(staging)
     old = _read_manifest(out_dir)
     folders = {out_dir}
     name = MANIFEST_NAME
+    moving = False
     try:
+        both = {n: old.get(n, frozenset()) | new.get(n, frozenset()) for n in old.keys() | new}
+        _replace_manifest(out_dir, _manifest_text(both))
+        moving = True
         for name in sorted(new):
-            source = _target(staging, name)
-            if not os.path.lexists(source):
-                continue  # moved before an interruption
             target = _target(out_dir, name)
             target.parent.mkdir(parents=True, exist_ok=True)
             _check_inside(root, target, name)  # again: mkdir may have met a symlink
-            os.replace(source, target)
+            os.replace(_target(staging, name), target)
             folders.add(target.parent)
         for name in sorted(old.keys() - new.keys()):
             _remove_stale(out_dir, root, name, old[name])
@@ -565,15 +581,28 @@ def _apply(out_dir: Path, root: Path, staging: Path) -> None:
             _fsync_folder(folder)
     except OSError as error:
         shutil.rmtree(staging, ignore_errors=True)  # this run's own: the next run makes anew
+        state = (
+            "the new files are partly in place: run advisor again to finish"
+            if moving
+            else "nothing was changed"
+        )
         raise AdvisorError(
-            f"cannot write: {error.strerror}; the new files are partly in place: run advisor "
-            "again (with --force for the files this run had already replaced)",
-            Location(str(_target(out_dir, name))),
+            f"cannot write: {error.strerror}; {state}", Location(str(_target(out_dir, name)))
         ) from None
     shutil.rmtree(staging, ignore_errors=True)
 
 
-def _remove_stale(out_dir: Path, root: Path, name: str, recorded: str) -> None:
+def _replace_manifest(out_dir: Path, text: str) -> None:
+    """Replace ``out_dir``'s manifest with ``text``, flushed to disk, by one rename."""
+    temporary = _write_new(out_dir / _temporary_name(), text.encode("utf-8"))
+    try:
+        os.replace(temporary, out_dir / MANIFEST_NAME)
+    finally:
+        temporary.unlink(missing_ok=True)  # gone already when it was renamed
+    _fsync_folder(out_dir)
+
+
+def _remove_stale(out_dir: Path, root: Path, name: str, recorded: frozenset[str]) -> None:
     """Delete a file of the last run if it still holds what the tool wrote, and empty folders."""
     target = _target(out_dir, name)
     try:
@@ -609,9 +638,8 @@ def _refuse_leftovers(out_dir: Path) -> None:
         leftover = out_dir / found[0]
         raise AdvisorError(
             "a staging folder left by an advisor run that was killed, or one that came with "
-            "the folder; advisor never uses or removes one it did not make itself: look inside, "
-            "remove it and run again (with --force if the killed run had already replaced "
-            "some files)",
+            "the folder; advisor never uses or removes one it did not make itself: look "
+            "inside, remove it and run again",
             Location(str(leftover)),
         )
 

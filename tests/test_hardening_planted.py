@@ -72,9 +72,7 @@ def test_a_planted_link_to_an_outside_folder_moves_nothing_in(docs: Path, tmp_pa
     before_docs, before_outside = tree(docs), tree(outside)
     message = refused(docs)
     assert message.startswith(f"{staging}: a staging folder left by an advisor run")
-    assert message.endswith(
-        "remove it and run again (with --force if the killed run had already replaced some files)"
-    )
+    assert message.endswith("look inside, remove it and run again")
     assert "\n" not in message
     assert tree(outside) == before_outside  # the key stays where it was
     assert tree(docs) == before_docs  # nothing moved in, the planted folder left for the user
@@ -140,7 +138,7 @@ real, calls = os.replace, [0]
 
 def replace_then_die(*args):
     calls[0] += 1
-    if calls[0] == 2:
+    if calls[0] == 3:  # the manifest of old and new content, a.md, then killed
         os.kill(os.getpid(), signal.SIGKILL)
     return real(*args)
 
@@ -151,7 +149,7 @@ safe_write.write_files(Path(sys.argv[1]), {"a.md": "new a", "b.md": "new b", "c.
 
 def test_a_real_killed_run_is_refused_then_recovered_by_the_user(tmp_path: Path):
     # A run killed while moving files in leaves its staging folder: the next run says so
-    # instead of trusting it; after the user removes it, --force makes the folder whole.
+    # instead of trusting it; after the user removes it, the next run makes the folder whole.
     folder = tmp_path / "out"
     write_files(folder, {"a.md": "old a", "b.md": "old b", "c.md": "old c"})
     run = subprocess.run(
@@ -162,9 +160,9 @@ def test_a_real_killed_run_is_refused_then_recovered_by_the_user(tmp_path: Path)
     with pytest.raises(AdvisorError, match=r"a staging folder left by an advisor run"):
         write_files(folder, {"a.md": "third a", "b.md": "third b"})
     assert (folder / "a.md").read_bytes() == b"new a" and leftover.exists()
+    assert (folder / "b.md").read_bytes() == b"old b"
     subprocess.run(["rm", "-r", "--", str(leftover)], check=True)
-    with pytest.raises(AdvisorError, match=r"was changed since advisor wrote it; use --force"):
-        write_files(folder, {"a.md": "third a", "b.md": "third b"})
-    write_files(folder, {"a.md": "third a", "b.md": "third b"}, force=True)
-    assert sorted(p.name for p in folder.iterdir()) == [MANIFEST_NAME, "a.md", "b.md"]
+    (folder / "notes.md").write_bytes(b"the user's")  # and a file of the user's, kept
+    write_files(folder, {"a.md": "third a", "b.md": "third b"})
+    assert sorted(p.name for p in folder.iterdir()) == [MANIFEST_NAME, "a.md", "b.md", "notes.md"]
     assert (folder / "b.md").read_bytes() == b"third b"

@@ -430,11 +430,14 @@ def test_sigterm_while_moving_files_in_finishes_the_move_first(folder):
 
 
 def test_a_run_killed_while_moving_files_in_is_named_by_the_next_one(folder):
-    # Item: "the next run then refuses the folder without --force". SIGKILL after the second
-    # rename: the folder is mixed and the complete staging folder remains. Issue 26: the next
-    # run cannot tell it from a planted one, so it names it and changes nothing; once the
-    # user has removed it, --force replaces the files the killed run had moved in.
+    # Item: "the next run then refuses the folder without --force". SIGKILL at the third
+    # rename (the manifest of old and new content, galera-a.cnf, then killed): the folder is
+    # mixed and the complete staging folder remains. Issue 26: the next run cannot tell it
+    # from a planted one, so it names it and changes nothing; once the user has removed it,
+    # the next run needs no --force (the manifest vouches for old and new content alike).
     assert run_interrupted(folder, "replace", 3, signal.SIGKILL) == -signal.SIGKILL
+    assert (folder / "config/galera-a.cnf").read_text() == "new a"
+    assert (folder / "config/galera-b.cnf").read_text() == "old b"
     (leftover,) = folder.glob(".advisor-txn-*")
     mixed = tree(folder)
     third = {"design.md": "third", "config/galera-a.cnf": "new a"}
@@ -443,17 +446,14 @@ def test_a_run_killed_while_moving_files_in_is_named_by_the_next_one(folder):
     assert str(caught.value).startswith(f"{leftover}: a staging folder left by an advisor run")
     assert tree(folder) == mixed
     shutil.rmtree(leftover)
-    write_files(folder, third, force=True)
+    write_files(folder, third)
     files = without_manifest(folder)
-    # galera-c.cnf, moved in by the killed run under a new name, is no longer vouched for by
-    # the manifest: it stays, as a file advisor does not claim.
     assert files == {
         "design.md": b"third",
         "config/galera-a.cnf": b"new a",
-        "config/galera-c.cnf": b"new c",
         "notes.md": b"the user's own",
     }
-    assert_consistent(folder, {"notes.md", "config/galera-c.cnf"})
+    assert_consistent(folder, {"notes.md"})
 
 
 def test_a_run_killed_while_staging_leaves_its_folder_for_the_user(folder):
