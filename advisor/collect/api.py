@@ -143,8 +143,8 @@ def _number(text: str) -> float:
 
 # A counter is an unsigned 64-bit integer on the server: 20 digits; a longer value is not one.
 _MAX_NUMBER_CHARS = 40
-# The largest binlog position a server writes: a binlog file is at most 4 GB (max_binlog_size
-# 1 GB by default), and MariaDB's positions are 64-bit.
+# The largest binlog position there can be: positions are unsigned 64-bit in the replication
+# protocol (a binlog file itself stops near max_binlog_size, at most 1 GB).
 _MAX_BINLOG_POSITION = 2**64 - 1
 
 
