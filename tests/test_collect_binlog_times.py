@@ -39,9 +39,9 @@ def test_timestamps_outside_the_run_are_taken_as_the_time_read(monkeypatch):
     reader = BinlogReader(ConnectionSettings(), "mysql-bin.000001", 4, threading.Event())
     monkeypatch.setattr(reader, "_key_columns", lambda schema, table: [("id", 0)])
     now = int(time.time())
-    for timestamp in (0, 2**62, "x", None, now):
+    for timestamp in (0, 1, 1_000_000_000, 2**62, "x", None, now):
         reader._count_rows(row_event(timestamp, 1))
     seconds = list(reader.rows._seconds)
     assert all(now - 5 <= second <= int(time.time()) for second in seconds), seconds
     (top,) = reader.rows.top(10, 10)
-    assert top.name == "shop.stock id=1" and top.total == 5
+    assert top.name == "shop.stock id=1" and top.total == 7
