@@ -14,12 +14,19 @@ Promises (SECURITY.md, "Writes"):
   (a second run fails at once with a clear message), writes the whole new set into a staging
   folder inside it, and only then moves the files into place, with SIGINT, SIGTERM and SIGHUP
   held back until the last rename (in the main thread, where Python handles signals; a
-  SIGTERM that would end the process at once first lets the clean-up run). The staging
-  folder's manifest, written last, marks it
-  complete: a run killed outright (SIGKILL, power loss) leaves either an incomplete staging
-  folder, which the next run removes, or a complete one, which the next run finishes moving
-  in before it does its own work. Any other failure (disk full, a template error, Ctrl-C)
-  removes the staging folder and leaves the folder as it was.
+  SIGTERM that would end the process at once first lets the clean-up run). Any failure (disk
+  full, a template error, Ctrl-C) removes the run's own staging folder; before the first
+  rename that leaves the folder as it was.
+- **A staging folder found in ``out_dir`` is never used, moved or removed.** A run killed
+  outright (SIGKILL, power loss) leaves its ``.advisor-txn-<16 hex>`` folder behind, but a
+  folder of that name can also arrive with a git checkout or a tarball, holding anything
+  (symbolic links out of the folder, a manifest that claims the user's files). Nothing in it
+  can prove that advisor wrote it, so the next run does not "recover" it: it stops before
+  touching anything, with one line naming the folder and asking the user to look at it and
+  remove it. Only the staging folder a run made itself is ever moved from or removed. A run
+  killed while moving files in leaves the folder mixed, but its manifest (written before the
+  first move) lists both the old and the new content of each file, so the next run, once the
+  leftover is removed, replaces and deletes them as advisor's own, without ``--force``.
 - **A user's file is neither overwritten without ``force`` nor ever deleted.** The folder's
   ``.advisor-manifest`` lists, in ``sha256sum`` format, exactly the files of the last run.
   An existing file is replaced only if the manifest lists it with its current content. A
@@ -54,7 +61,7 @@ from advisor.errors import AdvisorError, Location
 
 MANIFEST_NAME = ".advisor-manifest"
 # The staging folder of one run inside the output folder: a fixed, recognisable name, so
-# that the next run can tell its own leftovers from a user's folder.
+# that the next run can see a leftover (and refuses to go on while one is there).
 _STAGING_PREFIX = ".advisor-txn-"
 _STAGING = re.compile(r"^\.advisor-txn-[0-9a-f]{16}$")
 # POSIX NAME_MAX is 255 bytes on every common file system (ext4, XFS, APFS, NTFS).
@@ -180,9 +187,9 @@ def write_files(out_dir: Path, files: Mapping[str, str], *, force: bool = False)
     AdvisorError
         A name is not allowed, a folder would escape ``out_dir``, a target is not a regular
         file, an existing file is the user's (without ``force``), another run holds the
-        folder, or the file system refused a write. The folder is then as it was, except
-        when moving the staged files in failed midway: the error says so, and the next run
-        finishes that move before it does anything else.
+        folder, a staging folder this run did not make is there, or the file system refused
+        a write. The folder is then as it was, except when moving the staged files in failed
+        midway: the error says so.
     """
     out_dir = Path(out_dir)
     names = _check_names(files)
@@ -193,7 +200,7 @@ def write_files(out_dir: Path, files: Mapping[str, str], *, force: bool = False)
         with _folder_lock(out_dir):
             try:
                 root = out_dir.resolve()
-                _recover(out_dir, root)
+                _refuse_leftovers(out_dir)
                 targets = _check_targets(out_dir, root, names, force)
                 staging = _stage(out_dir, data)
                 with _signals_deferred():
@@ -454,8 +461,9 @@ def _check_inside(root: Path, target: Path, name: str) -> None:
         )
 
 
-def _read_manifest(folder: Path) -> dict[str, str]:
-    """Name -> sha256 of what the tool wrote; unreadable or malformed lines claim nothing."""
+def _read_manifest(folder: Path) -> dict[str, frozenset[str]]:
+    """Name -> sha256 of what the tool wrote (two while a run moves files in: the old and the
+    new content); unreadable or malformed lines claim nothing."""
     path = folder / MANIFEST_NAME
     try:
         info = path.lstat()
@@ -467,15 +475,23 @@ def _read_manifest(folder: Path) -> dict[str, str]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return {}
-    found = {}
+    found: dict[str, frozenset[str]] = {}
     for line in text.splitlines():
         match = _MANIFEST_LINE.match(line)
         if match and _name_problem(match.group(2)) is None:
-            found[match.group(2)] = match.group(1)
+            name = match.group(2)
+            found[name] = found.get(name, frozenset()) | {match.group(1)}
     return found
 
 
-def _check_ours(target: Path, recorded: str | None) -> None:
+def _manifest_text(entries: Mapping[str, frozenset[str]]) -> str:
+    """``sha256sum`` lines, by name then digest."""
+    return "".join(
+        f"{digest}  {name}\n" for name in sorted(entries) for digest in sorted(entries[name])
+    )
+
+
+def _check_ours(target: Path, recorded: frozenset[str] | None) -> None:
     """Refuse to replace a file the manifest does not list with its current content."""
     try:
         info = target.lstat()
@@ -491,8 +507,8 @@ def _check_ours(target: Path, recorded: str | None) -> None:
     )
 
 
-def _is_ours(path: Path, info: os.stat_result, recorded: str) -> bool:
-    return stat.S_ISREG(info.st_mode) and _sha256(path) == recorded
+def _is_ours(path: Path, info: os.stat_result, recorded: frozenset[str]) -> bool:
+    return stat.S_ISREG(info.st_mode) and _sha256(path) in recorded
 
 
 def _sha256(path: Path) -> str | None:
@@ -517,8 +533,8 @@ def _stage(out_dir: Path, data: Mapping[str, bytes]) -> Path:
             path.parent.mkdir(parents=True, exist_ok=True)
             _write_new(path, blob)
         name = MANIFEST_NAME
-        lines = (f"{hashlib.sha256(data[n]).hexdigest()}  {n}\n" for n in sorted(data))
-        _write_new(staging / MANIFEST_NAME, "".join(lines).encode("utf-8"))
+        digests = {n: frozenset({hashlib.sha256(blob).hexdigest()}) for n, blob in data.items()}
+        _write_new(staging / MANIFEST_NAME, _manifest_text(digests).encode("utf-8"))
         for folder in {_target(staging, n).parent for n in data} | {staging}:
             _fsync_folder(folder)
     except BaseException as error:
@@ -533,25 +549,29 @@ def _stage(out_dir: Path, data: Mapping[str, bytes]) -> Path:
 
 
 def _apply(out_dir: Path, root: Path, staging: Path) -> None:
-    """Move a complete staging folder's files into place, delete stale files, then the manifest.
+    """Move this run's staging folder's files into place, delete stale files, then the manifest.
 
-    Idempotent: files already moved are skipped, so a run that was killed halfway is
-    finished by running this again. The old manifest stays until the end, so that stale
-    files are still known as the tool's.
+    Before the first move the folder's manifest lists both the old and the new content of
+    every file (a name twice where it changes), so that whenever the run stops (SIGKILL,
+    power loss, a failed rename) every file in the folder is still known as advisor's, and
+    the next run replaces or deletes it without ``--force``. Only in that state does
+    ``sha256sum -c`` report one line of such a pair as failed. The old entries are kept in
+    memory for the stale files.
     """
     new = _read_manifest(staging)
     old = _read_manifest(out_dir)
     folders = {out_dir}
     name = MANIFEST_NAME
+    moving = False
     try:
+        both = {n: old.get(n, frozenset()) | new.get(n, frozenset()) for n in old.keys() | new}
+        _replace_manifest(out_dir, _manifest_text(both))
+        moving = True
         for name in sorted(new):
-            source = _target(staging, name)
-            if not os.path.lexists(source):
-                continue  # moved before an interruption
             target = _target(out_dir, name)
             target.parent.mkdir(parents=True, exist_ok=True)
             _check_inside(root, target, name)  # again: mkdir may have met a symlink
-            os.replace(source, target)
+            os.replace(_target(staging, name), target)
             folders.add(target.parent)
         for name in sorted(old.keys() - new.keys()):
             _remove_stale(out_dir, root, name, old[name])
@@ -560,15 +580,29 @@ def _apply(out_dir: Path, root: Path, staging: Path) -> None:
         for folder in folders:
             _fsync_folder(folder)
     except OSError as error:
+        shutil.rmtree(staging, ignore_errors=True)  # this run's own: the next run makes anew
+        state = (
+            "the new files are partly in place: run advisor again to finish"
+            if moving
+            else "nothing was changed"
+        )
         raise AdvisorError(
-            f"cannot write: {error.strerror}; the new files are partly in place, and the next "
-            "advisor run into this folder completes the update",
-            Location(str(_target(out_dir, name))),
+            f"cannot write: {error.strerror}; {state}", Location(str(_target(out_dir, name)))
         ) from None
     shutil.rmtree(staging, ignore_errors=True)
 
 
-def _remove_stale(out_dir: Path, root: Path, name: str, recorded: str) -> None:
+def _replace_manifest(out_dir: Path, text: str) -> None:
+    """Replace ``out_dir``'s manifest with ``text``, flushed to disk, by one rename."""
+    temporary = _write_new(out_dir / _temporary_name(), text.encode("utf-8"))
+    try:
+        os.replace(temporary, out_dir / MANIFEST_NAME)
+    finally:
+        temporary.unlink(missing_ok=True)  # gone already when it was renamed
+    _fsync_folder(out_dir)
+
+
+def _remove_stale(out_dir: Path, root: Path, name: str, recorded: frozenset[str]) -> None:
     """Delete a file of the last run if it still holds what the tool wrote, and empty folders."""
     target = _target(out_dir, name)
     try:
@@ -588,21 +622,26 @@ def _remove_stale(out_dir: Path, root: Path, name: str, recorded: str) -> None:
         folder = folder.parent
 
 
-def _recover(out_dir: Path, root: Path) -> None:
-    """Finish a complete staging folder an earlier run left behind; remove incomplete ones."""
+def _refuse_leftovers(out_dir: Path) -> None:
+    """Stop if ``out_dir`` holds a staging folder: a killed run's, or one planted in it.
+
+    Nothing in such a folder proves who wrote it (a tarball or a checkout can carry any
+    manifest, file or symbolic link), so it is neither finished nor removed: the user looks
+    at it and removes it.
+    """
     try:
-        entries = [e for e in os.scandir(out_dir) if _STAGING.match(e.name)]
+        with os.scandir(out_dir) as entries:
+            found = sorted(entry.name for entry in entries if _STAGING.match(entry.name))
     except OSError:
-        return
-    for entry in entries:
-        if not entry.is_dir(follow_symlinks=False):
-            continue
-        staging = Path(entry.path)
-        if os.path.isfile(staging / MANIFEST_NAME):
-            with _signals_deferred():
-                _apply(out_dir, root, staging)
-        else:
-            shutil.rmtree(staging, ignore_errors=True)
+        return  # an unreadable folder (mode -wx): writing into it fails with its own message
+    if found:
+        leftover = out_dir / found[0]
+        raise AdvisorError(
+            "a staging folder left by an advisor run that was killed, or one that came with "
+            "the folder; advisor never uses or removes one it did not make itself: look "
+            "inside, remove it and run again",
+            Location(str(leftover)),
+        )
 
 
 def _temporary_name() -> str:

@@ -101,8 +101,9 @@ def test_collect_against_a_server_that_never_answers_stops_with_one_line(stalled
 
 def test_the_stated_limit_is_the_timeouts_and_the_duration():
     settings = ConnectionSettings(**SHORT)
-    # set-up 1 + 1 + 4 x 2 + 15, last sample 1 + 1 + 2 x 2, catch-up 1 + 1 + 10, join 10
-    assert time_limit_s(settings, 60) == 60 + 25 + 6 + 12 + 10
+    # set-up 1 + 1 + 4 x 2 + 15, last sample 1 + 1 + 2 x 2, catch-up 1 + 1 + 10, join 10,
+    # the QUIT at the end 1
+    assert time_limit_s(settings, 60) == 60 + 25 + 6 + 12 + 10 + 1
 
 
 @pytest.mark.parametrize("field", ["connect_timeout_s", "read_timeout_s", "write_timeout_s"])

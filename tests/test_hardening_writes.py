@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import shutil
 import signal
 import socket
 import stat
@@ -428,13 +429,24 @@ def test_sigterm_while_moving_files_in_finishes_the_move_first(folder):
     assert_consistent(folder, {"notes.md"})
 
 
-def test_a_run_killed_while_moving_files_in_is_finished_by_the_next_one(folder):
-    # Item: "the next run then refuses the folder without --force". SIGKILL after the second
-    # rename: the folder is mixed and the complete staging folder remains; the next run
-    # finishes it (no refusal), then writes its own set.
+def test_a_run_killed_while_moving_files_in_is_named_by_the_next_one(folder):
+    # Item: "the next run then refuses the folder without --force". SIGKILL at the third
+    # rename (the manifest of old and new content, galera-a.cnf, then killed): the folder is
+    # mixed and the complete staging folder remains. Issue 26: the next run cannot tell it
+    # from a planted one, so it names it and changes nothing; once the user has removed it,
+    # the next run needs no --force (the manifest vouches for old and new content alike).
     assert run_interrupted(folder, "replace", 3, signal.SIGKILL) == -signal.SIGKILL
-    assert [p.name for p in folder.glob(".advisor-txn-*")]  # the journal of the killed run
-    write_files(folder, {"design.md": "third", "config/galera-a.cnf": "new a"})
+    assert (folder / "config/galera-a.cnf").read_text() == "new a"
+    assert (folder / "config/galera-b.cnf").read_text() == "old b"
+    (leftover,) = folder.glob(".advisor-txn-*")
+    mixed = tree(folder)
+    third = {"design.md": "third", "config/galera-a.cnf": "new a"}
+    with pytest.raises(AdvisorError) as caught:
+        write_files(folder, third)
+    assert str(caught.value).startswith(f"{leftover}: a staging folder left by an advisor run")
+    assert tree(folder) == mixed
+    shutil.rmtree(leftover)
+    write_files(folder, third)
     files = without_manifest(folder)
     assert files == {
         "design.md": b"third",
@@ -444,13 +456,16 @@ def test_a_run_killed_while_moving_files_in_is_finished_by_the_next_one(folder):
     assert_consistent(folder, {"notes.md"})
 
 
-def test_a_run_killed_while_staging_leaves_nothing_the_next_run_keeps(folder):
+def test_a_run_killed_while_staging_leaves_its_folder_for_the_user(folder):
     before = tree(folder)
     assert run_interrupted(folder, "_write_new", 2, signal.SIGKILL) == -signal.SIGKILL
-    staged = [p for p in folder.glob(".advisor-txn-*") if not (p / MANIFEST_NAME).exists()]
-    assert len(staged) == 1  # incomplete: no manifest in it
+    (staged,) = folder.glob(".advisor-txn-*")
+    assert not (staged / MANIFEST_NAME).exists()  # incomplete: no manifest in it
     assert {n: c for n, c in tree(folder).items() if not n.startswith(".advisor-txn-")} == before
-    write_files(folder, NEW)
+    with pytest.raises(AdvisorError, match="a staging folder left by an advisor run"):
+        write_files(folder, NEW)
+    shutil.rmtree(staged)
+    write_files(folder, NEW)  # nothing had been replaced: no --force needed
     assert without_manifest(folder) == expected(NEW)
     assert_consistent(folder, {"notes.md"})
 

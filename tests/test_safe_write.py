@@ -223,8 +223,10 @@ def test_a_failure_while_writing_leaves_old_files_whole_and_no_temporaries(tmp_p
     assert sorted(p.name for p in tmp_path.iterdir()) == [MANIFEST_NAME, "a.md", "b.md"]
 
 
-def test_a_failed_rename_is_finished_by_the_next_run(tmp_path, monkeypatch):
-    # Protection: the complete staging folder stays as a journal, and _recover finishes it.
+def test_a_failed_rename_says_so_and_leaves_no_staging_folder(tmp_path, monkeypatch):
+    # Protection: the run removes its own staging folder (a leftover would stop the next run,
+    # which cannot tell it from a planted one: issue 26); the manifest, written before the
+    # first move, lists the old and the new content, so the next run finishes without --force.
     write_files(tmp_path, {"a.md": "old a", "b.md": "old b"})
     real_replace = os.replace
 
@@ -234,13 +236,20 @@ def test_a_failed_rename_is_finished_by_the_next_run(tmp_path, monkeypatch):
         real_replace(src, dst)
 
     monkeypatch.setattr(safe_write.os, "replace", fail_second)
-    with pytest.raises(AdvisorError, match=r"b\.md: cannot write: Input/output error; the new"):
+    with pytest.raises(AdvisorError) as caught:
         write_files(tmp_path, {"a.md": "new a", "b.md": "new b"})
+    assert str(caught.value) == (
+        f"{tmp_path / 'b.md'}: cannot write: Input/output error; the new files are partly in "
+        "place: run advisor again to finish"
+    )
     assert files_in(tmp_path)["a.md"] == b"new a" and files_in(tmp_path)["b.md"] == b"old b"
+    assert not list(tmp_path.glob(".advisor-txn-*"))
     monkeypatch.setattr(safe_write.os, "replace", real_replace)
-    # the next run (here one that writes c.md only) first completes the interrupted one
-    write_files(tmp_path, {"c.md": "c"})
-    assert sorted(p.name for p in tmp_path.iterdir()) == [MANIFEST_NAME, "c.md"]
+    # the next run (here one that writes a.md and c.md) replaces a.md, new or old, and
+    # deletes b.md, which still holds what advisor wrote
+    write_files(tmp_path, {"c.md": "c", "a.md": "third a"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == [MANIFEST_NAME, "a.md", "c.md"]
+    assert (tmp_path / MANIFEST_NAME).read_text().count("\n") == 2
 
 
 def test_data_is_flushed_before_the_rename(tmp_path, monkeypatch):

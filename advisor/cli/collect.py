@@ -196,6 +196,10 @@ def collect_command(
         raise AdvisorError(f"--interval ({interval}) must not exceed --duration ({duration})")
     if into is not None and not into.is_file():
         raise AdvisorError(f"--into: no such file {str(into)!r} (use -o to write a new one)")
+    if into is not None:
+        from advisor.collect.writer import check_into
+
+        check_into(into)  # a file --into cannot update is refused before, not after, collecting
     if output is not None:
         from advisor.safe_write import check_file_target
 

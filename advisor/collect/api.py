@@ -13,6 +13,7 @@ from __future__ import annotations
 __all__ = ["DEFAULT_TOP_ROWS", "CollectedEvidence", "WritesetSizes", "collect", "time_limit_s"]
 
 import contextlib
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -26,6 +27,7 @@ import pymysql  # type: ignore[import-untyped,unused-ignore]
 from advisor.collect.binlog import BinlogReader
 from advisor.collect.connection import (
     LOST_CONNECTION_CODES,
+    QUIT_WAIT_S,
     Connection,
     ConnectionSettings,
     connect,
@@ -58,17 +60,21 @@ def time_limit_s(settings: ConnectionSettings, duration_s: float) -> float:
 
     ``duration_s`` plus a grace made of the connection's timeouts: the set-up (a connect,
     the login and four statements, and the binlog stream's start), one last sample begun
-    just before the end (a reconnect and two statements), and the binlog reader's catch-up
-    and join. With the default 10 s timeouts the grace is 215 s; a server that never
-    answers ends the run at its first timeout.
+    just before the end (a reconnect and two statements), the binlog reader's catch-up and
+    join, and the QUIT at the end (at most :data:`~advisor.collect.connection.QUIT_WAIT_S`).
+    Each connect and statement is bounded as a whole, not only each read
+    (:class:`~advisor.collect.connection.BoundedConnection`), so a server that sends a byte
+    every few seconds is held to it too. With the default 10 s timeouts the grace is 216 s;
+    a server that never answers ends the run at its first timeout.
 
     >>> time_limit_s(ConnectionSettings(), 600)
-    815.0
+    816.0
     """
     setup_s = settings.worst_wait_s(_SETUP_STATEMENTS) + _STREAM_START_TIMEOUT_S
     last_sample_s = settings.worst_wait_s(_SAMPLE_STATEMENTS)
     after_s = settings.write_timeout_s + settings.read_timeout_s + _CATCH_UP_S
-    return duration_s + setup_s + last_sample_s + after_s + _READER_JOIN_TIMEOUT_S
+    end_s = _READER_JOIN_TIMEOUT_S + QUIT_WAIT_S
+    return duration_s + setup_s + last_sample_s + after_s + end_s
 
 
 @dataclass(frozen=True)
@@ -106,10 +112,40 @@ class CollectedEvidence:
     samples: list[StatusSample] = field(default_factory=list, repr=False)
 
 
-def _pairs(connection: Connection, sql: str) -> dict[str, str]:
-    return {
-        str(name): "" if value is None else str(value) for name, value, *_ in query(connection, sql)
-    }
+class _Malformed(AdvisorError):
+    """The server's reply has a shape no MySQL or MariaDB server gives: not a gap to retry."""
+
+
+def _pairs(connection: Connection, sql: str, where: str) -> dict[str, str]:
+    """``name -> value`` from a ``SHOW ... VARIABLES/STATUS`` reply: two columns a row."""
+    pairs = {}
+    for row in query(connection, sql):
+        if len(row) < 2:
+            raise _Malformed(
+                f"{sql} on {where} returned rows of {len(row)} column(s), where MySQL and "
+                "MariaDB give a name and a value: not a server advisor can read"
+            )
+        name, value = row[0], row[1]
+        pairs[str(name)] = "" if value is None else str(value)
+    return pairs
+
+
+def _number(text: str) -> float:
+    """A status value as a finite number; NaN for anything else (``abc``, 5,000 digits)."""
+    if len(text) > _MAX_NUMBER_CHARS:
+        return float("nan")
+    try:
+        value = float(text)
+    except ValueError:
+        return float("nan")
+    return value if math.isfinite(value) else float("nan")
+
+
+# A counter is an unsigned 64-bit integer on the server: 20 digits; a longer value is not one.
+_MAX_NUMBER_CHARS = 40
+# The largest binlog position there can be: positions are unsigned 64-bit in the replication
+# protocol (a binlog file itself stops near max_binlog_size, at most 1 GB).
+_MAX_BINLOG_POSITION = 2**64 - 1
 
 
 def _read(
@@ -124,12 +160,24 @@ def _read(
 def _binlog_position(
     connection: Connection, settings: ConnectionSettings
 ) -> tuple[str, int] | None:
-    """The current binlog file and position, or None when binary logging is off."""
+    """The current binlog file and position, or None when binary logging is off.
+
+    Raises :class:`_Malformed` when the server's reply is not a file and a position.
+    """
     try:
         rows = query(connection, "SHOW MASTER STATUS")
     except pymysql.err.MySQLError as error:
         raise explain_error(error, settings, "SHOW MASTER STATUS (binlog position)") from None
-    return (str(rows[0][0]), int(rows[0][1])) if rows else None
+    if not rows:
+        return None
+    row = rows[0]
+    position = str(row[1]).strip() if len(row) >= 2 else ""
+    if not (position.isdecimal() and len(position) <= 20) or int(position) > _MAX_BINLOG_POSITION:
+        shown = position[:40] + ("..." if len(position) > 40 else "")
+        raise _Malformed(
+            f"SHOW MASTER STATUS gave the binlog position {shown!r}, not a whole number"
+        )
+    return str(row[0]), int(position)
 
 
 def _start_binlog(
@@ -158,9 +206,13 @@ def _choose_source(
     elif info.binlog_format != "ROW":
         why_not_binlog = f"binlog_format is {info.binlog_format}, not ROW"
     else:
-        position = _binlog_position(connection, settings)
-        if position is None:
-            why_not_binlog = "SHOW MASTER STATUS returned no binlog position"
+        try:
+            position = _binlog_position(connection, settings)
+        except _Malformed as error:
+            why_not_binlog = str(error)
+        else:
+            if position is None:
+                why_not_binlog = "SHOW MASTER STATUS returned no binlog position"
     if why_not_binlog is None:
         if not info.log_slave_updates:
             notes.append(
@@ -228,7 +280,7 @@ def _let_reader_catch_up(
         return False
     try:
         end = _binlog_position(sampler.connection, settings)
-    except AdvisorError:
+    except AdvisorError:  # the connection lost, or a malformed position: the end is unknown
         return False
     if end is None:
         return False
@@ -259,18 +311,22 @@ class _Sampler:
         self.table_times: list[float] = []
         self.table_uptimes: list[float] = []
         self.gaps = 0
+        self.uptime_noted = False
 
     def sample(self, elapsed_s: float) -> None:
         try:
             if self.connection is None:
                 self.connection = connect(self.settings)
-            status = _pairs(self.connection, "SHOW GLOBAL STATUS")
+            status = _pairs(self.connection, "SHOW GLOBAL STATUS", self.settings.describe())
             self.samples.append(StatusSample(elapsed_s, status))
+            self._check_uptime(status.get("Uptime"))
             if self.tables:
                 tables = table_changes(query(self.connection, TABLE_CHANGES_SQL))
                 self.table_snapshots.append(tables)
                 self.table_times.append(elapsed_s)
-                self.table_uptimes.append(float(status.get("Uptime", "nan") or "nan"))
+                self.table_uptimes.append(_number(status.get("Uptime", "")))
+        except _Malformed:
+            raise
         except (pymysql.err.MySQLError, AdvisorError) as error:
             code = error.args[0] if isinstance(error, pymysql.err.MySQLError) else None
             if isinstance(error, pymysql.err.MySQLError) and code not in LOST_CONNECTION_CODES:
@@ -285,6 +341,17 @@ class _Sampler:
                 with contextlib.suppress(Exception):
                     self.connection.close()
             self.connection = None
+
+    def _check_uptime(self, uptime: str | None) -> None:
+        """Say once that restarts cannot be told when Uptime is missing or not a number."""
+        if self.uptime_noted or (uptime is not None and not math.isnan(_number(uptime))):
+            return
+        self.uptime_noted = True
+        shown = "missing" if uptime is None else f"{uptime[:40]!r}, not a number"
+        self.notes.append(
+            f"the server's Uptime is {shown}: a restart during the run cannot be told, so an "
+            "interval across one is not dropped"
+        )
 
     def close(self) -> None:
         if self.connection is not None:
@@ -311,7 +378,9 @@ def _sample_until_done(
             sampler.sample(elapsed)
             if progress is not None:
                 progress(min(1.0, elapsed / duration_s))
-            if elapsed >= duration_s:
+            # The clock after the sample: one that ran past the end (a slow server) is the
+            # last, so that only one sample ever runs past the duration (time_limit_s).
+            if time.monotonic() - start >= duration_s:
                 break
             tick += 1
             wake = min(tick * interval_s, duration_s)
@@ -380,12 +449,19 @@ def collect(
     caught_up = False
     try:
         variables = _read(
-            target, "SHOW GLOBAL VARIABLES", lambda: _pairs(connection, "SHOW GLOBAL VARIABLES")
+            target,
+            "SHOW GLOBAL VARIABLES",
+            lambda: _pairs(connection, "SHOW GLOBAL VARIABLES", where),
         )
         first_status = _read(
-            target, "SHOW GLOBAL STATUS", lambda: _pairs(connection, "SHOW GLOBAL STATUS")
+            target, "SHOW GLOBAL STATUS", lambda: _pairs(connection, "SHOW GLOBAL STATUS", where)
         )
         info = server_info(variables, first_status, where)
+        notes += [
+            f"wsrep_provider_options: {option} is not a number advisor can use ({value}); "
+            "left out (the model takes Galera's default)"
+            for option, value in info.ignored_options
+        ]
         source, position = _choose_source(connection, target, info, notes)
         if position is not None:
             reader = _start_binlog(target, position, reader_stop)

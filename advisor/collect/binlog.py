@@ -53,6 +53,10 @@ from advisor.errors import AdvisorError
 _SYSTEM_SCHEMAS = ["mysql", "sys", "performance_schema", "information_schema"]
 _HEARTBEAT_S = 1.0
 _RECONNECT_PAUSE_S = 2.0
+# How far a row event's timestamp may lie outside the run and still be taken as when it
+# happened [s]: clocks of the cluster's nodes differ by a little, and the stream starts at
+# the binlog position of the run's start.
+_EVENT_SLACK_S = 60
 # Replica server ids live in 1..2**32-1; a random high one will not collide with a real one
 # (a second replica with the same id would make the server drop the first).
 _SERVER_ID_RANGE = (2**31, 2**32 - 1)
@@ -112,6 +116,7 @@ class BinlogReader(threading.Thread):
         self._lookup: Connection | None = None
         self._last_end = 0
         self._transaction_start: int | None = None
+        self._started_s = int(time.time())
 
     def reached(self, position: tuple[str, int]) -> bool:
         """Has the reader read up to ``position`` (binlog file, offset)?"""
@@ -225,13 +230,31 @@ class BinlogReader(threading.Thread):
             self.tables_without_key.add(table_name(schema, table))
             return
         image = "before_values" if isinstance(event, UpdateRowsEvent) else "values"
-        second = int(event.timestamp) or int(time.time())
+        second = self._event_second(event)
         origin = int(getattr(event.packet, "server_id", 0) or 0)
         for row in event.rows:
             values = list(row[image].values())
             if all(position < len(values) for _, position in key):
                 name = row_name(schema, table, [(c, values[p]) for c, p in key])
                 self.rows.add(name, second, origin=origin)
+
+    def _event_second(self, event: Any) -> int:
+        """The second a row event happened [unix s]: its timestamp, or the time it was read
+        when that is outside the run.
+
+        A row event carries its statement's timestamp, which a session may set to anything
+        (``SET timestamp = 0``) and a replayed or delayed event carries from long ago; the
+        peak computation spans every second from the first to the last, so one such event
+        would ask for a row of counts per second since 1970 (about 14 GB).
+        """
+        now = int(time.time())
+        try:
+            second = int(event.timestamp)
+        except (TypeError, ValueError, OverflowError):
+            return now
+        if not self._started_s - _EVENT_SLACK_S <= second <= now + _EVENT_SLACK_S:
+            return now
+        return second
 
     def _key_columns(self, schema: str, table: str) -> list[tuple[str, int]]:
         cached = self._keys.get((schema, table))

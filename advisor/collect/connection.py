@@ -2,12 +2,29 @@
 
 Every statement goes through :func:`query`, which runs only ``SHOW`` and ``SELECT``: collect
 cannot change the server it watches. The password lives only in :class:`ConnectionSettings`
-(hidden from ``repr``) and in the driver's handshake; no message built here contains it.
+(hidden from ``repr``) and in the driver's handshake; no message built here contains it, nor
+a character of it (it is sent as UTF-8 bytes, as the ``mysql`` client sends what is typed,
+so no encoder ever complains about one of its characters).
+
+The server is not trusted to behave (issue 26). Each connection is a
+:class:`BoundedConnection`: the connect with its login has ``connect_timeout_s +
+read_timeout_s`` in all, and each statement ``write_timeout_s + read_timeout_s`` from its
+sending to the last byte of its reply, every socket read waiting at most what is left of
+that budget (a server that trickles a byte every few seconds, each within the read timeout,
+is cut off at the budget's end, as :func:`advisor.collect.api.time_limit_s` counts). A
+reply may hold at most :data:`MAX_REPLY_ROWS` rows and :data:`MAX_REPLY_BYTES` bytes
+(``SHOW GLOBAL STATUS`` has about a thousand rows, ``performance_schema``'s table summary
+one per table): a server that streams rows forever is refused with one line instead of
+filling the memory.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "MAX_REPLY_BYTES",
+    "MAX_REPLY_ROWS",
+    "QUIT_WAIT_S",
+    "BoundedConnection",
     "Connection",
     "ConnectionSettings",
     "connect",
@@ -17,7 +34,9 @@ __all__ = [
 ]
 
 import configparser
+import errno
 import re
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -49,6 +68,120 @@ _CR_SSL_CONNECTION_ERROR = 2026
 LOST_CONNECTION_CODES = frozenset(
     {_CR_SERVER_GONE, _CR_SERVER_LOST, _CR_CONN_HOST_ERROR, _CR_CONNECTION_ERROR}
 )
+
+# The largest reply collect reads to one statement. A reply is packets: one per row, plus a
+# few for the columns; SHOW GLOBAL STATUS has about 1,000 rows (MariaDB 10.11: 650), SHOW
+# GLOBAL VARIABLES about 700, performance_schema's table summary one per table it tracks.
+MAX_REPLY_ROWS = 200_000
+# wsrep_provider_options is the longest value (about 3 KB); 200,000 table rows take ~10 MB.
+MAX_REPLY_BYTES = 64 << 20
+
+
+class ReplyRefused(pymysql.err.OperationalError):  # type: ignore[misc,unused-ignore]
+    """The server's reply passed a bound (:data:`MAX_REPLY_ROWS`, :data:`MAX_REPLY_BYTES`)."""
+
+
+class BoundedConnection(pymysql.connections.Connection):  # type: ignore[misc,unused-ignore]
+    """A pymysql connection whose waits and replies are bounded, whatever the server does.
+
+    pymysql's read timeout bounds one ``recv``; a server sending a byte every few seconds
+    never trips it. Here every read waits at most what is left of the operation's budget:
+    the connect (with the login and the driver's own set-up statements) has
+    ``connect_timeout + read_timeout``, each later command ``write_timeout + read_timeout``.
+    Past the budget, or past the reply bounds, the socket is closed and an
+    ``OperationalError`` says why (:class:`ReplyRefused` for the bounds).
+    """
+
+    _advisor_connecting = False
+
+    def connect(self, sock: Any = None) -> None:
+        # Also a reconnect (ping(reconnect=True)): the login gets a fresh budget of its own.
+        self._advisor_connecting = True
+        self._advisor_start(float(self.connect_timeout) + float(self._read_timeout or 0))
+        try:
+            super().connect(sock)
+        finally:
+            self._advisor_connecting = False
+
+    def _advisor_start(self, budget_s: float) -> None:
+        self._advisor_budget_s = budget_s
+        self._advisor_deadline = time.monotonic() + budget_s
+        self._advisor_rows = 0
+        self._advisor_bytes = 0
+
+    def _execute_command(self, command: int, sql: Any) -> Any:
+        if not self._advisor_connecting:
+            self._advisor_start(float(self._write_timeout or 0) + float(self._read_timeout or 0))
+        return super()._execute_command(command, sql)
+
+    def _read_packet(self, packet_type: Any = pymysql.connections.MysqlPacket) -> Any:
+        self._advisor_rows += 1
+        if self._advisor_rows > MAX_REPLY_ROWS:
+            self._force_close()
+            raise ReplyRefused(
+                0,
+                f"the reply passed {MAX_REPLY_ROWS:,} rows, far more than this statement "
+                "returns on a real server; connection closed",
+            )
+        return super()._read_packet(packet_type)
+
+    def _read_bytes(self, num_bytes: int) -> bytes:
+        if self._advisor_bytes + num_bytes > MAX_REPLY_BYTES:
+            self._force_close()
+            raise ReplyRefused(
+                0,
+                f"the reply passed {MAX_REPLY_BYTES >> 20} MB, far more than this statement "
+                "returns on a real server; connection closed",
+            )
+        chunks: list[bytes] = []
+        missing = num_bytes
+        while missing:
+            left_s = self._advisor_deadline - time.monotonic()
+            if left_s <= 0:
+                self._force_close()
+                raise pymysql.err.OperationalError(
+                    _CR_SERVER_LOST,
+                    "Lost connection to MySQL server during query (timed out: no complete "
+                    f"reply within {self._advisor_budget_s:g}s)",
+                )
+            timeout_s = min(float(self._read_timeout or left_s), left_s)
+            self._sock.settimeout(timeout_s)
+            self._current_timeout = timeout_s
+            try:
+                data = self._rfile.read1(missing)
+            except OSError as error:
+                if error.errno == errno.EINTR:
+                    continue
+                self._force_close()
+                why = str(error)
+                if isinstance(error, TimeoutError) and timeout_s == left_s:
+                    why = f"timed out: no complete reply within {self._advisor_budget_s:g}s"
+                raise pymysql.err.OperationalError(
+                    _CR_SERVER_LOST, f"Lost connection to MySQL server during query ({why})"
+                ) from None
+            except BaseException:
+                self._force_close()
+                raise
+            if not data:
+                self._force_close()
+                raise pymysql.err.OperationalError(
+                    _CR_SERVER_LOST, "Lost connection to MySQL server during query"
+                )
+            chunks.append(data)
+            missing -= len(data)
+        self._advisor_bytes += num_bytes
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        # QUIT is one small packet: it waits for room in the send buffer only when the server
+        # has stopped reading; then it is not worth more than a moment.
+        current_s: float = getattr(self, "_write_timeout", None) or QUIT_WAIT_S
+        self._write_timeout = min(current_s, QUIT_WAIT_S)
+        super().close()
+
+
+# The longest the QUIT message at the end may wait for room in the send buffer [s].
+QUIT_WAIT_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -100,7 +233,9 @@ class ConnectionSettings:
         """Keyword arguments for :func:`pymysql.connect`."""
         kwargs: dict[str, Any] = {
             "user": self.user or "",
-            "password": self.password or "",
+            # Bytes, as the mysql client sends what was typed (UTF-8); pymysql would encode a
+            # str as Latin-1 and quote a character it cannot encode, with its position.
+            "password": (self.password or "").encode("utf-8", "surrogateescape"),
             "connect_timeout": self.connect_timeout_s,
             "read_timeout": self.read_timeout_s,
             "write_timeout": self.write_timeout_s,
@@ -228,9 +363,13 @@ def explain_error(
 def connect(settings: ConnectionSettings) -> Connection:
     """A connection to the node, or :class:`AdvisorError` saying why there is none."""
     try:
-        return pymysql.connect(**settings.pymysql_kwargs())
+        return BoundedConnection(**settings.pymysql_kwargs())
     except pymysql.err.MySQLError as error:
         raise explain_error(error, settings, "connecting") from None
+    except UnicodeError:  # never quoted: it could hold a character of the password
+        raise AdvisorError(
+            f"cannot connect to {settings.describe()}: a setting could not be encoded"
+        ) from None
     except (OSError, ValueError) as error:  # e.g. an unreadable --ssl-ca file
         raise AdvisorError(f"cannot connect to {settings.describe()}: {error}") from None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = ["TABLE_CHANGES_SQL", "table_changes", "table_peak_rates"]
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -17,6 +18,9 @@ from numpy.typing import ArrayLike
 
 from advisor.collect.hotrows import HotRowRate, round_rate
 from advisor.collect.status import counter_deltas
+
+# A count is an unsigned 64-bit integer on the server (20 digits); a longer value is not one.
+_MAX_NUMBER_CHARS = 40
 
 TABLE_CHANGES_SQL = (
     "SELECT OBJECT_SCHEMA, OBJECT_NAME, COUNT_INSERT + COUNT_UPDATE + COUNT_DELETE "
@@ -28,7 +32,19 @@ TABLE_CHANGES_SQL = (
 
 def table_changes(rows: Sequence[tuple[object, ...]]) -> dict[str, float]:
     """``schema.table`` -> rows changed so far, from the rows of :data:`TABLE_CHANGES_SQL`."""
-    return {f"{schema}.{table}": float(str(count or 0)) for schema, table, count in rows}
+    changes = {}
+    for row in rows:
+        if len(row) < 3:
+            continue  # not the three columns asked for: nothing to count
+        schema, table, count = row[0], row[1], row[2]
+        text = str(count or 0)
+        try:
+            value = float(text) if len(text) <= _MAX_NUMBER_CHARS else math.nan
+        except ValueError:
+            value = math.nan
+        # a count that is not a finite number is unknown for that table in this sample
+        changes[f"{schema}.{table}"] = value if math.isfinite(value) else math.nan
+    return changes
 
 
 def table_peak_rates(

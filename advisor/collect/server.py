@@ -14,6 +14,7 @@ __all__ = [
     "server_info",
 ]
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -50,6 +51,8 @@ MODEL_OPTIONS = (
     "socket.recv_buf_size",
 )
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+# C0 and C1 controls and DEL, as the loader refuses them in text (advisor.inputs.topology).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _VERSION = re.compile(r"^\s*(\d+(?:\.\d+){0,3})")
 # Galera library versions are "25.3.x" (Galera 3) and "26.4.x" (Galera 4), the first number
 # being the wsrep API version; some builds (Debian's galera-4) report only "4.23".
@@ -72,6 +75,9 @@ class ServerInfo:
     binlog_format: str
     log_slave_updates: bool
     performance_schema: bool
+    # Options advisor reads whose value it cannot use (a number of 5,000 digits): (key, what
+    # was there, shortened); left out of provider_options.
+    ignored_options: tuple[tuple[str, str], ...] = ()
 
 
 def detect_flavor(version: str, version_comment: str) -> Flavor:
@@ -107,10 +113,27 @@ def galera_version(reported: str | None) -> str | None:
     return version
 
 
-def _typed(value: str) -> OptionValue:
+# The longest number read from an option: Galera's are 64-bit at most (20 digits); a longer
+# one is not a setting (and int() of 5,000 digits is refused by Python itself).
+_MAX_NUMBER_CHARS = 40
+
+
+def _typed(value: str) -> OptionValue | None:
+    """A number as a number, text as text; None for a number no setting can be, or text
+    with a control character (which no setting holds and topology.yaml refuses)."""
+    if _CONTROL.search(value):
+        return None
     if _NUMBER.match(value):
-        return float(value) if "." in value else int(value)
+        if len(value) > _MAX_NUMBER_CHARS:
+            return None
+        number = float(value) if "." in value else int(value)
+        return number if math.isfinite(number) else None
     return value
+
+
+def _shortened(value: str) -> str:
+    shown = value if len(value) <= 40 else f"{value[:20]}... ({len(value):,} characters)"
+    return shown.encode("unicode_escape").decode("ascii") if _CONTROL.search(shown) else shown
 
 
 def parse_provider_options(
@@ -123,13 +146,31 @@ def parse_provider_options(
     >>> parse_provider_options("evs.send_window = 4; evs.suspect_timeout = PT5S; gcache.size = 1M")
     {'evs.send_window': 4, 'evs.suspect_timeout': 'PT5S'}
     """
+    return _provider_options(text, keys)[0]
+
+
+def _provider_options(
+    text: str, keys: tuple[str, ...] = MODEL_OPTIONS
+) -> tuple[dict[str, OptionValue], tuple[tuple[str, str], ...]]:
+    """The options as :func:`parse_provider_options` gives them, and those left out (key,
+    the value shortened): numbers no setting can be."""
     options: dict[str, OptionValue] = {}
+    ignored: dict[str, str] = {}
     for item in text.split(";"):
         key, equals, value = item.partition("=")
         key, value = key.strip(), value.strip()
         if equals and key in keys and value:
-            options[key] = _typed(value)
-    return {key: options[key] for key in keys if key in options}
+            typed = _typed(value)
+            if typed is None:
+                ignored[key] = _shortened(value)
+                options.pop(key, None)
+            else:
+                options[key] = typed
+                ignored.pop(key, None)
+    return (
+        {key: options[key] for key in keys if key in options},
+        tuple((key, ignored[key]) for key in keys if key in ignored),
+    )
 
 
 def _on(value: str | None) -> bool:
@@ -161,17 +202,19 @@ def server_info(variables: Mapping[str, str], status: Mapping[str, str], where: 
     version = variables.get("version", "")
     comment = variables.get("version_comment", "")
     reported = status.get("wsrep_provider_version") or variables.get("wsrep_provider_version")
+    options, ignored = _provider_options(variables.get("wsrep_provider_options", ""))
     return ServerInfo(
         version=version,
         version_comment=comment,
         flavor=detect_flavor(version, comment),
         galera_version=galera_version(reported),
         galera_version_reported=reported,
-        provider_options=parse_provider_options(variables.get("wsrep_provider_options", "")),
+        provider_options=options,
         cluster_name=variables.get("wsrep_cluster_name"),
         node_name=variables.get("wsrep_node_name"),
         log_bin=_on(variables.get("log_bin")),
         binlog_format=variables.get("binlog_format", "").upper(),
         log_slave_updates=_on(variables.get("log_slave_updates")),
         performance_schema=_on(variables.get("performance_schema")),
+        ignored_options=ignored,
     )

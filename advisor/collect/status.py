@@ -38,6 +38,8 @@ FloatArray = NDArray[np.float64]
 # Uptime has a 1 s resolution and a sample takes a moment to read: an interval whose Uptime
 # grew this much less than the wall clock saw a restart.
 _UPTIME_SLACK_S = 1.5
+# A counter is an unsigned 64-bit integer on the server (20 digits); a longer value is not one.
+_MAX_NUMBER_CHARS = 40
 # Intervals shorter than this (two samples in the same instant) carry no rate.
 _MIN_INTERVAL_S = 1e-3
 
@@ -96,11 +98,16 @@ class StatusSummary:
 
 
 def numeric_series(samples: Sequence[StatusSample], name: str) -> FloatArray:
-    """The value of status variable ``name`` in every sample; NaN where absent or not a number."""
+    """The value of status variable ``name`` in every sample; NaN where absent or not a finite
+    number (``abc``, ``1e999``, 5,000 digits)."""
     out = np.full(len(samples), np.nan)
     for index, sample in enumerate(samples):
-        with contextlib.suppress(KeyError, ValueError):
-            out[index] = float(sample.values[name])
+        text = sample.values.get(name)
+        if text is None or len(text) > _MAX_NUMBER_CHARS:
+            continue
+        with contextlib.suppress(ValueError):
+            out[index] = float(text)
+    out[~np.isfinite(out)] = np.nan  # "1e999", "inf": not a counter's value
     return out
 
 

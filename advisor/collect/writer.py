@@ -5,11 +5,27 @@ two sections of a user's file and leaves every other byte of it as it was: each 
 cut out by its line range, merged key by key (keys collect does not measure, such as
 ``workload.clients`` or a hot row's ``writer_sites``, are kept with their comments),
 re-rendered, and spliced back; the file is replaced atomically.
+
+What is written loads with advisor's own loader (issue 26): names and comments come from the
+server (table names, key values, its error texts), so every comment is one line with control
+characters shown as their codes (YAML allows none anywhere, comments included), and hot-row
+names are made what the loader accepts (:func:`loadable_names`: escaped, at most 256
+characters, distinct), with a note saying so. ``--into`` loads the updated file with
+:func:`advisor.inputs.loading.parse_topology` before it replaces the user's, and refuses a top
+level in flow style (``{name: ..., sites: [...]}``), whose sections are not lines it can cut
+out (:func:`check_into`, before collecting).
 """
 
 from __future__ import annotations
 
-__all__ = ["evidence_to_yaml", "merge_into", "render_sections", "write_text_atomic"]
+__all__ = [
+    "check_into",
+    "evidence_to_yaml",
+    "loadable_names",
+    "merge_into",
+    "render_sections",
+    "write_text_atomic",
+]
 
 import io
 import itertools
@@ -25,12 +41,50 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 from advisor.collect.hotrows import round_rate
 from advisor.collect.status import Spread
 from advisor.errors import AdvisorError, Location
+from advisor.text.escape import one_line, terminal
 
 if TYPE_CHECKING:
     from advisor.collect.api import CollectedEvidence
 
 _SECTIONS = ("workload", "galera")
 _COMMENT_WIDTH = 96
+# The loader's bound on a name (advisor.inputs.topology.Name).
+_MAX_NAME_CHARS = 256
+
+
+def _plain(text: str) -> str:
+    """One line, control characters (ESC, NUL, bidi overrides) shown as their codes."""
+    return terminal(one_line(text))
+
+
+def loadable_names(names: list[str]) -> list[str]:
+    r"""Hot-row names as the loader accepts them, in order: one line, control characters
+    shown as their codes, at most 256 characters, and distinct (a number added to a name
+    that would meet an earlier one).
+
+    >>> loadable_names(["a\x1bb", "c\nd", "a\\x1bb"])
+    ['a\\x1bb', 'c d', 'a\\x1bb (2)']
+    """
+    out: list[str] = []
+    seen: set[str] = set()
+    for name in names:
+        base = _cut(_plain(name) or "(unnamed)", _MAX_NAME_CHARS)
+        candidate, number = base, 1
+        while candidate in seen:
+            number += 1
+            suffix = f" ({number})"
+            candidate = _cut(base, _MAX_NAME_CHARS - len(suffix)) + suffix
+        seen.add(candidate)
+        out.append(candidate)
+    return out
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _eol(mapping: CommentedMap, key: str, text: str) -> None:
+    mapping.yaml_add_eol_comment(_plain(text), key)
 
 
 def _rate(value: float) -> float | int:
@@ -107,9 +161,15 @@ def _provenance(evidence: CollectedEvidence) -> list[str]:
             f"{_bytes_rate(s.received_bytes_per_s)} of write sets."
         )
     blocks += [f"Note: {note}" for note in evidence.notes]
+    names = [row.name for row in evidence.hot_rows]
+    if loadable_names(names) != names:
+        blocks.append(
+            "Note: hot-row names are written with control characters as their codes (\\x1b), "
+            "on one line, at most 256 characters and distinct, as topology.yaml requires."
+        )
     lines: list[str] = []
     for block in blocks:
-        lines += textwrap.wrap(block, _COMMENT_WIDTH, subsequent_indent="  ")
+        lines += textwrap.wrap(_plain(block), _COMMENT_WIDTH, subsequent_indent="  ")
     return lines
 
 
@@ -141,32 +201,34 @@ def _workload(evidence: CollectedEvidence) -> CommentedMap:
     commits = _spread_map(evidence.commits_per_s or s.commits_per_s)
     if commits is not None:
         section["commits_per_s"] = commits
-        section.yaml_add_eol_comment(why, "commits_per_s")
+        _eol(section, "commits_per_s", why)
     if evidence.writeset is not None:
         w = evidence.writeset
         p50 = round(w.p50_bytes)
         section["writeset_bytes"] = _flow(p50=p50, p99=max(p50, round(w.p99_bytes)))
-        section.yaml_add_eol_comment(w.source, "writeset_bytes")
+        _eol(section, "writeset_bytes", w.source)
     volume = _spread_map(s.cluster_bytes_per_s, avg=False)
     if volume is not None:
         section["replicated_bytes_per_s"] = volume
-        section.yaml_add_eol_comment(
+        _eol(
+            section,
+            "replicated_bytes_per_s",
             f"peak {interval} rate of wsrep_replicated_bytes + wsrep_received_bytes: write sets "
             "of the whole cluster (avg "
             f"{_rate(s.cluster_bytes_per_s.avg or 0.0):g})",
-            "replicated_bytes_per_s",
         )
     if evidence.hot_rows:
         rows = CommentedSeq()
-        for row in evidence.hot_rows:
+        names = loadable_names([row.name for row in evidence.hot_rows])
+        for row, name in zip(evidence.hot_rows, names, strict=True):
             entry = CommentedMap()
-            entry["name"] = DoubleQuotedScalarString(row.name)
+            entry["name"] = DoubleQuotedScalarString(name)
             entry["updates_per_s"] = _rate(row.updates_per_s)
             origins = f", from server_id {', '.join(map(str, row.origins))}" if row.origins else ""
-            entry.yaml_add_eol_comment(f"{row.total} changes in the run{origins}", "updates_per_s")
+            _eol(entry, "updates_per_s", f"{row.total} changes in the run{origins}")
             rows.append(entry)
         section["hot_rows"] = rows
-        section.yaml_add_eol_comment(_hot_rows_comment(evidence), "hot_rows")
+        _eol(section, "hot_rows", _hot_rows_comment(evidence))
     return section
 
 
@@ -174,18 +236,18 @@ def _galera(evidence: CollectedEvidence) -> CommentedMap:
     server = evidence.server
     section = CommentedMap()
     section["flavor"] = server.flavor
-    section.yaml_add_eol_comment(
-        f"version {server.version!r}, version_comment {server.version_comment!r}", "flavor"
+    _eol(
+        section, "flavor", f"version {server.version!r}, version_comment {server.version_comment!r}"
     )
     if server.galera_version is not None:
         section["version"] = DoubleQuotedScalarString(server.galera_version)
-        section.yaml_add_eol_comment(
-            f"wsrep_provider_version {server.galera_version_reported!r}", "version"
-        )
+        _eol(section, "version", f"wsrep_provider_version {server.galera_version_reported!r}")
     if server.provider_options:
         section["provider_options"] = CommentedMap(server.provider_options)
-        section.yaml_add_eol_comment(
-            "from wsrep_provider_options on this node (the keys advisor reads)", "provider_options"
+        _eol(
+            section,
+            "provider_options",
+            "from wsrep_provider_options on this node (the keys advisor reads)",
         )
     return section
 
@@ -294,7 +356,7 @@ def render_sections(
     )
     _with_provenance(workload, _provenance(evidence), indent[0])
     _with_provenance(
-        galera, [f"From advisor collect on {evidence.target}: what runs there."], indent[0]
+        galera, [_plain(f"From advisor collect on {evidence.target}: what runs there.")], indent[0]
     )
     out = {}
     for name, section in (("workload", workload), ("galera", galera)):
@@ -331,6 +393,14 @@ def _section_spans(text: str, path: Path) -> tuple[dict[str, tuple[int, int]], d
         raise AdvisorError(
             "expected a mapping at the top of the file (name:, sites:, ...)",
             Location(str(path), 1, 1),
+        )
+    if document.fa.flow_style() or any(document.lc.key(key)[1] != 0 for key in document):
+        line, column = document.lc.line + 1, document.lc.col + 1
+        raise AdvisorError(
+            "--into updates a topology written in block style (one key a line); this one is "
+            "a flow mapping ({...}) that advisor would have to rewrite whole: turn it into "
+            "block style, or write the sections with -o FILE and copy them in",
+            Location(str(path), line, column),
         )
     keys = list(document)
     lines = text.splitlines(keepends=True)
@@ -377,18 +447,10 @@ def merge_into(path: Path, evidence: CollectedEvidence) -> None:
     Everything outside those two sections is kept byte for byte, comments included; inside
     them, the keys collect measures are replaced and the others kept.
     """
-    from advisor.inputs.loading import Limits, parse_topology, read_text_file
+    from advisor.inputs.loading import parse_topology
 
     path = Path(path)
-    if not path.exists():
-        raise AdvisorError(
-            "no such file to update (use -o to write a new one)", Location(str(path))
-        )
-    # The same checks as any topology: a regular UTF-8 file of bounded size (no FIFO, no
-    # device), and YAML whose depth and aliases are bounded, before ruamel.yaml reads it.
-    text = read_text_file(path, Limits().file_bytes, what="topology file")
-    parse_topology(text, source=path)
-    spans, _document = _section_spans(text, path)
+    text, spans = _read_for_update(path)
     lines = text.splitlines(keepends=True)
     existing: dict[str, CommentedMap | None] = {}
     for name, (start, end) in spans.items():
@@ -404,7 +466,43 @@ def merge_into(path: Path, evidence: CollectedEvidence) -> None:
             lines[-1] += "\n"
         for name in missing:
             lines.append("\n" + rendered[name])
-    write_text_atomic(path, "".join(lines))
+    updated = "".join(lines)
+    try:
+        parse_topology(updated, source=path)
+    except AdvisorError as error:
+        raise AdvisorError(
+            f"not updated: the result would not load ({error}); the file is as it was",
+            Location(str(path)),
+        ) from None
+    write_text_atomic(path, updated)
+
+
+def check_into(path: Path) -> None:
+    """Refuse now, before collecting, a file :func:`merge_into` would refuse later.
+
+    Raises
+    ------
+    AdvisorError
+        The file is missing, not a valid topology, or not one whose sections can be
+        replaced line by line (a top level in flow style).
+    """
+    _read_for_update(Path(path))
+
+
+def _read_for_update(path: Path) -> tuple[str, dict[str, tuple[int, int]]]:
+    """The topology's text, checked as any topology is, and its sections' line ranges."""
+    from advisor.inputs.loading import Limits, parse_topology, read_text_file
+
+    if not path.exists():
+        raise AdvisorError(
+            "no such file to update (use -o to write a new one)", Location(str(path))
+        )
+    # The same checks as any topology: a regular UTF-8 file of bounded size (no FIFO, no
+    # device), and YAML whose depth and aliases are bounded, before ruamel.yaml reads it.
+    text = read_text_file(path, Limits().file_bytes, what="topology file")
+    parse_topology(text, source=path)
+    spans, _document = _section_spans(text, path)
+    return text, spans
 
 
 def write_text_atomic(path: Path, text: str) -> None:
