@@ -115,3 +115,86 @@ def test_an_error_message_quoting_the_input_reaches_stderr_escaped(tmp_path, mon
     result = CliRunner().invoke(app, ["sweep", str(path), "--vary", "rtt", "--range", "0:9"])
     assert result.exit_code == 2
     assert result.stderr == "advisor: bad name 'x\\x1b]52;c;aGk=\\x07'\n"
+
+
+# -- issue 26 --------------------------------------------------------------------------------
+
+
+def test_a_rule_file_s_escape_sequences_reach_no_document_raw(tmp_path):
+    # design.html kept the ESC of an overridden title and message: autoescaping knows <>&"'
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "r.yaml").write_text(
+        'id: HOT-ROW-RATE\ntitle: "evil \\e]52;c;aGk=\\a title"\nmessage: "boom \\e[2J {row}"\n'
+    )
+    path, _ = _recommendation(tmp_path)
+    out = tmp_path / "docs"
+    result = CliRunner().invoke(
+        app, ["doc", str(path), "--rules", str(rules), "-o", str(out)], catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.stderr
+    documents = {name: (out / name).read_text() for name in ("design.html", "design.md", "adr.md")}
+    for name, text in documents.items():
+        assert not RAW_CONTROL.search(text), name
+    assert "boom \\x1b[2J" in documents["design.html"]
+    assert "evil \\x1b]52;c;aGk=\\x07 title" in documents["design.html"]
+
+
+def test_a_closed_standard_output_is_an_error(tmp_path):
+    # with >&- Python starts with sys.stdout None and click's echo printed nothing: exit 0
+    import os
+    import subprocess
+    import sys
+
+    path, _ = _recommendation(tmp_path)
+    for args in (["recommend", str(path)], ["schema"], ["rules"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "advisor", *args],
+            preexec_fn=lambda: os.close(1),
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+        assert (done.returncode, done.stderr) == (
+            2,
+            "advisor: cannot write the output: the standard output is closed\n",
+        ), args
+
+
+def test_doc_with_a_closed_standard_output_writes_nothing(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    path, _ = _recommendation(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "advisor", "doc", str(path), "-o", str(tmp_path / "docs")],
+        preexec_fn=lambda: os.close(1),
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert not (tmp_path / "docs").exists()
+
+
+def test_empty_paths_are_refused_not_read_as_the_current_folder(tmp_path, monkeypatch):
+    path, _ = _recommendation(tmp_path)
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    for args, option in (
+        (["doc", str(path), "-o", ""], "--output"),
+        (["doc", str(path), "-o", "out", "--templates", " "], "--templates"),
+        (["recommend", str(path), "--rules", ""], "--rules"),
+        (["sweep", str(path), "--vary", "rtt", "--range", "1:2:2", "--chart", ""], "--chart"),
+        (["validate", str(path), "--measurements-root", ""], "--measurements-root"),
+    ):
+        result = CliRunner().invoke(app, args, catch_exceptions=False)
+        assert (result.exit_code, result.stderr) == (
+            2,
+            f"advisor: {option} is empty: give a path ('.' for the current folder)\n",
+        ), args
+    assert list(here.iterdir()) == []
+    result = CliRunner().invoke(app, ["doc", str(path), "-o", "."], catch_exceptions=False)
+    assert result.exit_code == 0 and (here / "design.md").is_file()  # '.' is still allowed

@@ -48,12 +48,14 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from advisor.documents import sizes
 from advisor.documents.filters import FILTERS
 from advisor.errors import AdvisorError, Location
+from advisor.text.escape import terminal
 
 # Seconds one template may render before it is stopped: the shipped documents take a few
 # milliseconds; overridable per call (Limits) for very large topologies.
@@ -153,8 +155,14 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             yield token
 
     def finalize_output(self, value: Any) -> Any:
-        """What ``{{ value }}`` prints, measured before it becomes text."""
+        """What ``{{ value }}`` prints: measured before it becomes text, and with every
+        control character shown as its escape (``\\x1b``): a rule file's message may hold
+        an ESC, which autoescaping keeps and a terminal showing the file acts on."""
         self._check_text(value, "print")
+        if isinstance(value, str):
+            shown = terminal(value)
+            if shown != value:
+                return markupsafe.Markup(shown) if isinstance(value, markupsafe.Markup) else shown
         return value
 
     def _operands(self, operands: tuple[Any, ...]) -> tuple[Any, ...]:
