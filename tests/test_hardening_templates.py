@@ -171,6 +171,8 @@ BIG_LIST = "(['x' * 10000000] * 400)"  # 400 references to one 10 MB string: 4 G
         ("{{ ('a ' * 1000000)|wordwrap(1, wrapstring='y' * 100) }}", "refused to wrap a value"),
         ("{{ ([[[1] * 1000] * 10] * 10)|tojson(indent=1000) }}", "refused to dump a value"),
         ("{{ ([[0] * 10000] * 200)|sum(start=[])|length }}", "refused filter sum over more"),
+        # 19.7 s in one call, which the deadline cannot interrupt
+        ("{{ ('a ' * 5000000)|urlize|length }}", "refused filter urlize over more than 2000000"),
     ],
 )
 def test_text_is_measured_before_it_is_built(tmp_path, body, says):
