@@ -38,7 +38,7 @@ def test_an_alias_bomb_under_references_is_refused_in_bounded_memory(tmp_path):
     finally:
         tracemalloc.stop()
     assert message == (
-        f"{folder / 'HOT-ROW-RATE.yaml'}: references: references must be a list of text "
+        f"{folder / 'HOT-ROW-RATE.yaml'}:3:3: references: references must be a list of text "
         "(one source per item)"
     )
     assert peak_bytes < 32 * 2**20
@@ -49,8 +49,8 @@ def test_aliases_of_long_text_cannot_multiply_a_rule_past_its_file_size(tmp_path
     body = f'id: HOT-ROW-RATE\nreferences: [&t "{text}", *t, *t]\n'
     folder = _rules(tmp_path, body)
     assert _error(folder) == (
-        f"{folder / 'HOT-ROW-RATE.yaml'}: references: 300,000 characters once YAML aliases are "
-        "expanded; a rule file holds at most 262,144"
+        f"{folder / 'HOT-ROW-RATE.yaml'}:2:13: references: 300,000 characters once YAML "
+        "aliases are expanded; a rule file holds at most 262,144"
     )
 
 
@@ -67,7 +67,8 @@ def test_aliases_of_long_text_cannot_multiply_a_rule_past_its_file_size(tmp_path
 )
 def test_wrong_types_for_examples_and_references_are_clear_errors(tmp_path, body, says):
     folder = _rules(tmp_path, f"id: HOT-ROW-RATE\n{body}\n")
-    assert _error(folder).startswith(f"{folder / 'HOT-ROW-RATE.yaml'}: {says}")
+    column = body.index(":") + 3  # the line and column of the key's value
+    assert _error(folder).startswith(f"{folder / 'HOT-ROW-RATE.yaml'}:2:{column}: {says}")
 
 
 @pytest.mark.parametrize(
@@ -89,7 +90,7 @@ def test_a_non_finite_threshold_is_refused(tmp_path, value):
     # max_utilisation: .nan silently disabled HOT-ROW-RATE (every comparison with NaN is False).
     folder = _rules(tmp_path, f"id: HOT-ROW-RATE\nparameters: {{max_utilisation: {value}}}\n")
     assert _error(folder).startswith(
-        f"{folder / 'HOT-ROW-RATE.yaml'}: parameters.max_utilisation: must be a finite number"
+        f"{folder / 'HOT-ROW-RATE.yaml'}:2:31: parameters.max_utilisation: must be a finite number"
     )
 
 
@@ -135,7 +136,7 @@ def test_a_five_thousand_digit_width_is_refused_and_not_echoed_whole(tmp_path):
 def test_a_severity_that_is_not_one_is_refused(tmp_path, value, got):
     folder = _rules(tmp_path, f"id: HOT-ROW-RATE\nseverity: {value}\n")
     assert _error(folder) == (
-        f"{folder / 'HOT-ROW-RATE.yaml'}: severity: severity must be one of blocker, warning, "
+        f"{folder / 'HOT-ROW-RATE.yaml'}:2:11: severity: severity must be one of blocker, warning, "
         f"info, got {got}"
     )
 
@@ -160,7 +161,10 @@ def test_a_severity_that_is_not_one_is_refused(tmp_path, value, got):
 )
 def test_a_parameter_outside_its_bounds_blames_the_override(tmp_path, rule, parameter, value, says):
     folder = _rules(tmp_path, f"id: {rule}\nparameters: {{{parameter}: {value}}}\n", f"{rule}.yaml")
-    assert _error(folder).startswith(f"{folder / f'{rule}.yaml'}: parameters.{parameter}: {says}")
+    column = len(f"parameters: {{{parameter}: ") + 1
+    assert _error(folder).startswith(
+        f"{folder / f'{rule}.yaml'}:2:{column}: parameters.{parameter}: {says}"
+    )
 
 
 def test_every_shipped_parameter_has_bounds_around_its_default():
@@ -175,8 +179,8 @@ def test_an_override_cannot_move_the_bounds(tmp_path):
     body = "id: HOT-ROW-QUEUE\nbounds: {max_utilisation: [0, 5]}\n"
     folder = _rules(tmp_path, body, "HOT-ROW-QUEUE.yaml")
     assert _error(folder) == (
-        f"{folder / 'HOT-ROW-QUEUE.yaml'}: bounds: bounds belong to the shipped rule: an override "
-        "sets parameters within them"
+        f"{folder / 'HOT-ROW-QUEUE.yaml'}:2:9: bounds: bounds belong to the shipped rule: an "
+        "override sets parameters within them"
     )
 
 
@@ -193,8 +197,8 @@ def test_numbers_are_read_as_yaml_1_2_reads_them(tmp_path, written, read):
 
 def test_text_that_only_looks_numeric_is_still_refused(tmp_path):
     folder = _rules(tmp_path, "id: WRITESET-ROUNDS\nparameters: {min_extra_ms: 1e}\n", "W.yaml")
-    assert (
-        _error(folder) == f"{folder / 'W.yaml'}: parameters: parameters must map names to numbers"
+    assert _error(folder) == (
+        f"{folder / 'W.yaml'}:2:13: parameters: parameters must map names to numbers"
     )
 
 
@@ -202,7 +206,7 @@ def test_a_rule_id_twice_in_one_folder_names_both_files(tmp_path):
     _rules(tmp_path, "id: HOT-ROW-RATE\nseverity: warning\n", "a.yaml")
     folder = _rules(tmp_path, "id: HOT-ROW-RATE\nseverity: info\n", "b.yaml")
     assert _error(folder) == (
-        f"{folder / 'b.yaml'}: id: rule HOT-ROW-RATE is also defined in {folder / 'a.yaml'}: "
+        f"{folder / 'b.yaml'}:1:5: id: rule HOT-ROW-RATE is also defined in {folder / 'a.yaml'}: "
         "one file per rule id in a folder"
     )
 

@@ -94,7 +94,21 @@ RulesDirs = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 
 def load_rules(extra_dirs: RulesDirs = ()) -> dict[str, Rule]:
-    """The shipped rules, overridden field by field by the files in ``extra_dirs``."""
+    """The shipped rules, overridden field by field by the files in ``extra_dirs``.
+
+    Raises
+    ------
+    AdvisorError
+        A rule file that cannot be read or used, naming the file and, where the problem is
+        one key, the key and its line and column.
+    """
+    try:
+        return _load_rules(extra_dirs)
+    except AdvisorError as error:
+        raise _with_line(error) from None
+
+
+def _load_rules(extra_dirs: RulesDirs) -> dict[str, Rule]:
     rules = {rule.id: rule for rule, _ in _read_dir(default_rules_dir(), complete=True)}
     for directory in _rules_dirs(extra_dirs):
         if not Path(directory).is_dir():
@@ -111,6 +125,34 @@ def load_rules(extra_dirs: RulesDirs = ()) -> dict[str, Rule]:
                 )
             rules[override.id] = _merge(base, override, overridden=keys)
     return rules
+
+
+def _with_line(error: AdvisorError) -> AdvisorError:
+    """``error`` with the line and column of its key in its file, where both are known (the
+    file is read again, only for an error)."""
+    import yaml
+
+    from advisor.inputs.loading import read_text_file
+
+    where = error.location
+    if where.file is None or where.line is not None or not where.key:
+        return error
+    try:
+        text = read_text_file(Path(where.file), _MAX_RULE_FILE_BYTES, what="rule file")
+        node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (AdvisorError, yaml.YAMLError, RecursionError):
+        return error
+    for part in where.key.split("."):
+        if not isinstance(node, yaml.MappingNode):
+            return error
+        found = [v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part]
+        if not found:
+            return error
+        node = found[0]
+    if node is None:
+        return error
+    mark = node.start_mark
+    return AdvisorError(error.message, replace(where, line=mark.line + 1, column=mark.column + 1))
 
 
 def _rules_dirs(extra_dirs: object) -> list[Path]:
