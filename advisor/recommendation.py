@@ -12,7 +12,6 @@ __all__ = [
     "rtt_summary",
 ]
 
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -34,6 +33,7 @@ from advisor.result import (
     OptionReport,
     Recommendation,
     Throughput,
+    finite_or_none,
 )
 from advisor.rules.pack import RulesDirs
 from advisor.vocabulary import ARCHITECTURES
@@ -204,7 +204,7 @@ def _option_report(option: Option, findings: Sequence[Finding]) -> OptionReport:
 def _finite(value: float | None) -> float | None:
     """The output stays valid JSON: an unbounded figure (a channel that cannot keep up) is
     null, with OptionReport.data_at_risk_unbounded saying so."""
-    return value if value is not None and math.isfinite(value) else None
+    return finite_or_none(value)
 
 
 def _hot_rows(options: Sequence[Option]) -> list[HotRowReport]:

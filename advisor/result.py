@@ -7,10 +7,19 @@ every figure says where it came from (``measured``, ``modelled`` from a measurem
 
 As in :mod:`advisor.inputs.topology`, annotations are real objects: pydantic evaluates no
 strings when it builds the models, at every start-up.
+
+The JSON never carries NaN or Infinity (RFC 8259 has neither; ``json.dumps`` writes them and
+every strict reader refuses the file). A quantity that legitimately has no finite value (a
+lag that grows while the peak lasts, a wait that never ends) is made ``None`` where it is
+produced, by :func:`finite_or_none`, and a field says why (``data_at_risk_unbounded``,
+``Finding.unbounded``); any other non-finite number reaching a model is a bug, refused as
+one :class:`~advisor.errors.AdvisorError` naming the model and the field, never written.
 """
 
 __all__ = [
     "FORMAT_VERSION",
+    "UNBOUNDED_ABOVE",
+    "UNBOUNDED_BELOW",
     "Finding",
     "HotRowReport",
     "LinkReport",
@@ -19,11 +28,22 @@ __all__ = [
     "Recommendation",
     "Throughput",
     "WhatIf",
+    "finite_or_none",
 ]
 
-from typing import Literal
+import math
+from collections.abc import Mapping
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
+
+from advisor.errors import AdvisorError
 
 FORMAT_VERSION = 1
 Architecture = Literal["single_cluster", "per_site_clusters", "grouped_clusters"]
@@ -31,8 +51,46 @@ Severity = Literal["blocker", "warning", "info"]
 Source = Literal["measured", "modelled", "estimated"]
 
 
+# Why a finding's value is null: the quantity has no finite value (Finding.unbounded).
+UNBOUNDED_ABOVE = "unbounded"  # grows without end: a queue at full use, a lag past bandwidth
+UNBOUNDED_BELOW = "unbounded below"
+
+
+def finite_or_none(value: float | None) -> float | None:
+    """``value``, or ``None`` when it is not a finite number (the output's null)."""
+    return value if value is not None and math.isfinite(value) else None
+
+
 class _Out(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="after")
+    def _finite(self) -> Self:
+        """No NaN or infinity anywhere in the model (nested models checked themselves)."""
+        for name, value in self.__dict__.items():
+            where = _non_finite(value, name)
+            if where is not None:
+                raise AdvisorError(
+                    f"the result holds a number that is not finite at "
+                    f"{type(self).__name__}.{where} (a bug in advisor: please report it with "
+                    "the topology)"
+                )
+        return self
+
+
+def _non_finite(value: Any, path: str) -> str | None:
+    """The path of the first NaN or infinity in ``value`` (floats, dicts, lists), or None."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{path} = {value}"
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if (found := _non_finite(item, f"{path}.{key}")) is not None:
+                return found
+    if isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            if (found := _non_finite(item, f"{path}[{index}]")) is not None:
+                return found
+    return None
 
 
 class Finding(_Out):
@@ -49,6 +107,38 @@ class Finding(_Out):
     # What kind of change removes it, where the predicate knows (a garbd in an existing site,
     # a new witness site...): the verdict ranks the least bad option by it.
     remedy: str | None = None
+    # The values with no finite value, null in ``values``, and why ("unbounded": a wait
+    # that never ends, a queue at or past full use).
+    unbounded: dict[str, str] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unbounded_values_are_null(cls, data: Any) -> Any:
+        """An infinite value becomes null, named in ``unbounded``; NaN stays, refused."""
+        values = data.get("values") if isinstance(data, dict) else None
+        if not isinstance(values, Mapping):
+            return data
+        unbounded = {
+            key: UNBOUNDED_ABOVE if value > 0 else UNBOUNDED_BELOW
+            for key, value in values.items()
+            if isinstance(value, float) and math.isinf(value)
+        }
+        if not unbounded:
+            return data
+        return {
+            **data,
+            "values": {k: None if k in unbounded else v for k, v in values.items()},
+            "unbounded": {**data.get("unbounded", {}), **unbounded},
+        }
+
+    @model_serializer(mode="wrap")
+    def _unbounded_only_when_some_are(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """``unbounded`` is written only when a value is (the JSON of every other finding is
+        as it was)."""
+        data = handler(self)
+        if not self.unbounded and isinstance(data, dict):
+            data.pop("unbounded", None)
+        return data
 
 
 class MeasurementReport(_Out):

@@ -221,7 +221,7 @@ def test_bad_rule_overrides_are_refused_naming_the_file(cli, tmp_path, content, 
     for command in (("recommend", PARIS), ("rules",)):
         result = cli(*command, "--rules", tmp_path)
         assert result.exit_code == 2
-        assert result.stderr == f"advisor: {path}: {message}\n"
+        assert result.stderr == f"advisor: {path}:2:13: {message}\n"  # the key's line
         assert result.stdout == ""
 
 

@@ -18,7 +18,7 @@ import typer
 
 from advisor.cli import startup
 from advisor.cli.collect import collect_command
-from advisor.cli.output import EXIT_BAD_INPUT, Exit, guarded
+from advisor.cli.output import EXIT_BAD_INPUT, Exit, guarded, out, require_stdout
 from advisor.cli.recommend import DEFAULT_MAX_FILE_MB, FailOn, width
 from advisor.cli.recommend import recommend as run_recommend
 from advisor.vocabulary import Architecture, ReportFormat, SweepFormat, SweepVariable
@@ -35,21 +35,31 @@ app = typer.Typer(
 )
 
 
-def _load(path: Path, root: Path | None, max_file_mb: float) -> LoadedTopology:
+def _load(path: Path, root: str | None, max_file_mb: float) -> LoadedTopology:
     """Load a topology with the command line's limits and measurement folder."""
     from advisor.inputs.loading import Limits, load_topology
 
     limits = Limits(measurement_bytes=int(max_file_mb * 2**20))
-    return load_topology(path, limits, measurements_root=root)
+    return load_topology(path, limits, measurements_root=_root(root))
 
 
-def _user_errors(function: Callable[..., None]) -> Callable[..., None]:
-    """User errors become one line on stderr and exit code 2; Ctrl-C exits 130."""
+def _root(root: str | None) -> Path | None:
+    return None if root is None else _path(root, "--measurements-root")
+
+
+def _user_errors(function: Callable[..., None], *, prints: bool = False) -> Callable[..., None]:
+    """User errors become one line on stderr and exit code 2; Ctrl-C exits 130. A command
+    that ``prints`` its result stops first when the standard output is closed."""
+
+    def checked(*args: object, **kwargs: object) -> None:
+        if prints:
+            require_stdout()
+        function(*args, **kwargs)
 
     @functools.wraps(function)
     def run(*args: object, **kwargs: object) -> None:
         startup.resume()  # typer has read the command line: the run collects its garbage
-        code = guarded(lambda: function(*args, **kwargs))
+        code = guarded(lambda: checked(*args, **kwargs))
         if code:
             raise typer.Exit(code)
 
@@ -57,18 +67,32 @@ def _user_errors(function: Callable[..., None]) -> Callable[..., None]:
 
 
 def _command(name: str | None = None) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Register a command of the app, with :func:`_user_errors`."""
+    """Register a command of the app, with :func:`_user_errors`; each prints its result."""
 
     def register(function: Callable[..., None]) -> Callable[..., None]:
-        return app.command(name)(_user_errors(function))
+        return app.command(name)(_user_errors(function, prints=True))
 
     return register
+
+
+def _path(value: str, option: str) -> Path:
+    """A path given on the command line; an empty one is refused (``Path("")`` is the
+    current folder, where ``-o ''`` would have written)."""
+    from advisor.errors import AdvisorError
+
+    if not value.strip():
+        raise AdvisorError(f"{option} is empty: give a path ('.' for the current folder)")
+    return Path(value)
+
+
+def _paths(values: list[str] | None, option: str) -> list[Path]:
+    return [_path(v, option) for v in values or ()]
 
 
 FilesArg = Annotated[list[Path], typer.Argument(help="topology.yaml files.", show_default=False)]
 FileArg = Annotated[Path, typer.Argument(help="A topology.yaml file.", show_default=False)]
 RootOpt = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
         "--measurements-root",
         help="A second folder measurement files may come "
@@ -84,7 +108,7 @@ MaxMbOpt = Annotated[
     ),
 ]
 RulesOpt = Annotated[
-    list[Path] | None,
+    list[str] | None,
     typer.Option("--rules", help="Folder of rule files overriding the shipped pack (repeatable)."),
 ]
 
@@ -130,8 +154,8 @@ def recommend(
         output_format=output_format,
         require=require,
         fail_on=fail_on,
-        rules=rules,
-        measurements_root=measurements_root,
+        rules=_paths(rules, "--rules"),
+        measurements_root=_root(measurements_root),
         max_file_mb=max_file_mb,
         jobs=jobs,
     )
@@ -140,9 +164,9 @@ def recommend(
 @_command()
 def doc(
     file: FileArg,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Folder to write into.")],
+    output: Annotated[str, typer.Option("--output", "-o", help="Folder to write into.")],
     templates: Annotated[
-        Path | None, typer.Option("--templates", help="Folder of templates searched first.")
+        str | None, typer.Option("--templates", help="Folder of templates searched first.")
     ] = None,
     formats: Annotated[
         str, typer.Option("--format", help="Comma-separated: md, html, adr.")
@@ -163,16 +187,19 @@ def doc(
     unknown = sorted(set(chosen) - {"md", "html", "adr"})
     if unknown or not chosen:
         raise AdvisorError(f"--format takes md, html and adr, got {formats!r}")
-    analysis = analyse(_load(file, measurements_root, max_file_mb), rules_dirs=rules or ())
+    out_dir = _path(output, "--output")
+    templates_dir = None if templates is None else _path(templates, "--templates")
+    rules_dirs = _paths(rules, "--rules")
+    analysis = analyse(_load(file, measurements_root, max_file_mb), rules_dirs=rules_dirs)
     written = write_documents(
         analysis,
-        output,
+        out_dir,
         formats=chosen,
-        templates_dir=templates,
+        templates_dir=templates_dir,
         force=force,
     )
-    for path in written:
-        typer.echo(str(path))
+    if written:
+        out("\n".join(str(path) for path in written))
 
 
 @_command()
@@ -185,12 +212,12 @@ def validate(
     from advisor.validate import validate_files
 
     limits = Limits(measurement_bytes=int(max_file_mb * 2**20))
-    problems = validate_files(files, limits=limits, measurements_root=measurements_root)
+    problems = validate_files(files, limits=limits, measurements_root=_root(measurements_root))
     for problem in problems:
         typer.echo(terminal(str(problem)), err=True)
     if problems:
         raise Exit(EXIT_BAD_INPUT)
-    typer.echo(f"{len(files)} file(s) valid")
+    out(f"{len(files)} file(s) valid")
 
 
 @_command()
@@ -198,7 +225,7 @@ def schema() -> None:
     """Print the JSON Schema of topology.yaml, for editors and CI checks."""
     from advisor.inputs.schema import topology_schema_json
 
-    typer.echo(topology_schema_json())
+    out(topology_schema_json())
 
 
 @_command("rules")
@@ -211,13 +238,13 @@ def rules_command(
     from advisor.rules.pack import load_rules
     from advisor.text.rules import describe_rule, list_rules
 
-    pack = load_rules(rules or ())
+    pack = load_rules(_paths(rules, "--rules"))
     if rule_id is None:
-        typer.echo(list_rules(pack))
+        out(list_rules(pack))
         return
     if rule_id.upper() not in pack:
         raise AdvisorError(f"unknown rule {rule_id!r}; known rules: {', '.join(sorted(pack))}")
-    typer.echo(describe_rule(pack[rule_id.upper()]))
+    out(describe_rule(pack[rule_id.upper()]))
 
 
 @_command()
@@ -229,7 +256,7 @@ def sweep(
     ],
     output_format: Annotated[SweepFormat, typer.Option("--format", "-f")] = "text",
     chart: Annotated[
-        Path | None, typer.Option("--chart", help="Also write the chart as an SVG file.")
+        str | None, typer.Option("--chart", help="Also write the chart as an SVG file.")
     ] = None,
     rules: RulesOpt = None,
     measurements_root: RootOpt = None,
@@ -242,17 +269,18 @@ def sweep(
     from advisor.sweep.render import render_sweep, sweep_svg
 
     grid = parse_range(value_range, variable=vary)
-    if chart is not None:
+    chart_file = None if chart is None else _path(chart, "--chart")
+    if chart_file is not None:
         from advisor.safe_write import check_file_target
 
-        check_file_target(chart)  # before the sweep, not after it
+        check_file_target(chart_file)  # before the sweep, not after it
     loaded = _load(file, measurements_root, max_file_mb)
-    result = run(analyse(loaded, rules_dirs=rules or ()), vary, grid)
-    typer.echo(render_sweep(result, output_format, width=width()))
-    if chart is not None:
+    result = run(analyse(loaded, rules_dirs=_paths(rules, "--rules")), vary, grid)
+    out(render_sweep(result, output_format, width=width()))
+    if chart_file is not None:
         from advisor.safe_write import write_file
 
-        write_file(chart, sweep_svg(result))
+        write_file(chart_file, sweep_svg(result))
 
 
 app.command("collect", help=collect_command.__doc__)(_user_errors(collect_command))

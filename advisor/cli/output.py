@@ -2,7 +2,8 @@
 
 Every command's user errors (:class:`~advisor.errors.AdvisorError`) print one line on stderr
 and exit 2, Ctrl-C exits 130, an output that cannot be written exits 2 (FORMAT.md: nothing
-usable was produced), a failed ``--require`` or ``--fail-on`` check exits 1.
+usable was produced; a closed standard output, ``>&-``, included: click's echo would print
+nothing and exit 0), a failed ``--require`` or ``--fail-on`` check exits 1.
 """
 
 from __future__ import annotations
@@ -13,9 +14,12 @@ __all__ = [
     "Exit",
     "fail",
     "guarded",
+    "out",
+    "require_stdout",
     "warn",
 ]
 
+import errno
 import sys
 from collections.abc import Callable
 from typing import NoReturn
@@ -39,6 +43,19 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
     """One line on stderr (``advisor: ...``), then the command ends with ``code``."""
     warn(message)
     raise Exit(code)
+
+
+def require_stdout() -> None:
+    """Stop before any work when there is no standard output to print the result on: with
+    ``>&-`` Python starts with ``sys.stdout`` None, and click's echo then prints nothing."""
+    if sys.stdout is None:
+        raise OSError(errno.EBADF, "the standard output is closed")
+
+
+def out(text: str) -> None:
+    """``text`` and a newline on the standard output; a closed one is an output error."""
+    require_stdout()
+    typer.echo(text)
 
 
 def warn(message: str) -> None:
@@ -74,6 +91,7 @@ def _output_failed(error: OSError) -> NoReturn:
     import os
 
     where = error.filename if error.filename is not None else "the output"
-    with contextlib.suppress(OSError, ValueError):  # no real stdout (a test runner's buffer)
+    # no real stdout (a test runner's buffer), or none at all (>&-)
+    with contextlib.suppress(OSError, ValueError, AttributeError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     fail(f"cannot write {where}: {error.strerror or error}")

@@ -10,9 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-import typer
-
-from advisor.cli.output import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, Exit, fail, warn
+from advisor.cli.output import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, Exit, fail, out, warn
 from advisor.vocabulary import SEVERITIES, Architecture, ReportFormat
 
 if TYPE_CHECKING:
@@ -61,12 +59,12 @@ def recommend(
         results.append((item.path, item.recommendation))
         if output_format == "jsonl":
             _end_progress()
-            typer.echo(render_recommendations([item.recommendation], "jsonl"))
+            out(render_recommendations([item.recommendation], "jsonl"))
     _end_progress(final=True)
     if output_format != "jsonl":
         # Only a text report wraps its lines: JSON and Markdown ask no terminal.
         wrap = {"width": width()} if output_format == "text" else {}
-        typer.echo(render_recommendations([r for _, r in results], output_format, **wrap))
+        out(render_recommendations([r for _, r in results], output_format, **wrap))
     problems = [p for path, r in results for p in _checks(path, r, require, fail_on)]
     for problem in problems:
         warn(problem)

@@ -162,7 +162,10 @@ def rtt_chart(
     width, left, right, bottom = 640.0, 64.0, 190.0, 44.0
     top = 22.0 + 16.0 * len(series)  # the legend sits above the plot
     height = top + 260.0 + bottom
-    values = [v for s in series for v in s.values_ms if v > 0] + [m.value_ms for m in marks]
+    # a log axis: a zero (a timer set to PT0S) or negative value has no place on it
+    values = [v for s in series for v in s.values_ms if v > 0] + [
+        m.value_ms for m in marks if m.value_ms > 0
+    ]
     low = 10.0 ** math.floor(math.log10(min(values) if values else 1.0))
     high = 10.0 ** math.ceil(math.log10(max(values) * 1.001 if values else 10.0))
     y = _log_axis(low, high, height - bottom, top)

@@ -5,9 +5,13 @@ A rule file holds ``id``, ``title``, ``severity``, ``applies_to`` (its scope: ``
 rule is to remove, 1 a design decision, 2 more capacity, 3 physics), ``parameters``
 (thresholds with defaults), ``message`` (a ``str.format`` template over the values the
 predicate reports), ``rationale``, ``references``, ``examples`` and a ``remedy`` (what would
-remove it). Users override a severity, a remedy cost, a threshold, a title or a message with
-their own files (``--rules DIR``): a file there needs only ``id`` and what changes. The scope
-belongs to the predicate and cannot be overridden.
+remove it), and ``bounds`` (each parameter's range, ``[low, high]``: the values the
+predicate can compute with). Users override a severity, a remedy cost, a threshold (within
+its bounds), a title or a message with their own files (``--rules DIR``): a file there needs
+only ``id`` and what changes. The scope and the bounds belong to the shipped rule and cannot
+be overridden. One folder defines a rule id once; folders given later adjust what the
+earlier ones set. Numbers may be written as YAML 1.2 reads them (``1e3``), which PyYAML's
+YAML 1.1 reads as text.
 Templates may only name plain fields (``{rtt_ms:.1f}``): no attribute or index access, so a
 rule file cannot reach into Python objects. Nothing in a rule file is executed.
 """
@@ -43,8 +47,11 @@ from advisor.vocabulary import SEVERITIES, Severity
 Scope = Literal["link", "cluster", "hot_row", "cross_cluster"]
 SCOPES: tuple[Scope, ...] = get_args(Scope)
 _REQUIRED = ("id", "title", "severity", "applies_to", "remedy_cost", "message", "rationale")
-_ALLOWED = {*_REQUIRED, "parameters", "references", "examples", "remedy"}
+_ALLOWED = {*_REQUIRED, "parameters", "bounds", "references", "examples", "remedy"}
 _MAX_RULE_FILE_BYTES = 256 * 1024
+# A number as YAML 1.2's core schema reads it: PyYAML (YAML 1.1) wants a dot and a signed
+# exponent, and reads 1e3 as text (https://yaml.org/spec/1.2.2/#1023-core-schema).
+_YAML12_NUMBER = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,7 @@ class Rule:
     applies_to: Scope = "cluster"
     remedy_cost: int = 0  # 0 in an override: keep the shipped cost
     parameters: Mapping[str, float] = field(default_factory=dict)
+    bounds: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     references: tuple[str, ...] = ()
     examples: Mapping[str, str] = field(default_factory=dict)
     remedy: str = ""  # what would remove a blocker, a template over {subject}
@@ -86,7 +94,21 @@ RulesDirs = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 
 def load_rules(extra_dirs: RulesDirs = ()) -> dict[str, Rule]:
-    """The shipped rules, overridden field by field by the files in ``extra_dirs``."""
+    """The shipped rules, overridden field by field by the files in ``extra_dirs``.
+
+    Raises
+    ------
+    AdvisorError
+        A rule file that cannot be read or used, naming the file and, where the problem is
+        one key, the key and its line and column.
+    """
+    try:
+        return _load_rules(extra_dirs)
+    except AdvisorError as error:
+        raise _with_line(error) from None
+
+
+def _load_rules(extra_dirs: RulesDirs) -> dict[str, Rule]:
     rules = {rule.id: rule for rule, _ in _read_dir(default_rules_dir(), complete=True)}
     for directory in _rules_dirs(extra_dirs):
         if not Path(directory).is_dir():
@@ -103,6 +125,34 @@ def load_rules(extra_dirs: RulesDirs = ()) -> dict[str, Rule]:
                 )
             rules[override.id] = _merge(base, override, overridden=keys)
     return rules
+
+
+def _with_line(error: AdvisorError) -> AdvisorError:
+    """``error`` with the line and column of its key in its file, where both are known (the
+    file is read again, only for an error)."""
+    import yaml
+
+    from advisor.inputs.loading import read_text_file
+
+    where = error.location
+    if where.file is None or where.line is not None or not where.key:
+        return error
+    try:
+        text = read_text_file(Path(where.file), _MAX_RULE_FILE_BYTES, what="rule file")
+        node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (AdvisorError, yaml.YAMLError, RecursionError):
+        return error
+    for part in where.key.split("."):
+        if not isinstance(node, yaml.MappingNode):
+            return error
+        found = [v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part]
+        if not found:
+            return error
+        node = found[0]
+    if node is None:
+        return error
+    mark = node.start_mark
+    return AdvisorError(error.message, replace(where, line=mark.line + 1, column=mark.column + 1))
 
 
 def _rules_dirs(extra_dirs: object) -> list[Path]:
@@ -145,7 +195,7 @@ def _merge(base: Rule, override: Rule, *, overridden: frozenset[str]) -> Rule:
     changes: dict[str, Any] = {
         k: v
         for k, v in vars(override).items()
-        if k in overridden and k not in {"id", "parameters", "applies_to"}
+        if k in overridden and k not in {"id", "parameters", "applies_to", "bounds"}
     }
     if overridden & {"message", "remedy"}:
         # A template that cannot be filled is the override's mistake: name its file.
@@ -157,13 +207,35 @@ def _merge(base: Rule, override: Rule, *, overridden: frozenset[str]) -> Rule:
             f"{', '.join(base.parameters) or 'none'}",
             Location(override.source, key="parameters"),
         )
+    for name, value in override.parameters.items():
+        _check_bound(base, name, value, Location(override.source, key=f"parameters.{name}"))
     return replace(base, **changes, parameters={**base.parameters, **override.parameters})
 
 
+def _check_bound(rule: Rule, name: str, value: float, where: Location) -> None:
+    """A parameter within its rule's bounds (a queue at a utilisation of 2 waits forever)."""
+    low, high = rule.bounds[name]
+    if not low <= value <= high:
+        raise AdvisorError(
+            f"must be from {low:g} to {high:g} (rule {rule.id}), got {value:g}", where
+        )
+
+
 def _read_dir(directory: Path, *, complete: bool) -> list[tuple[Rule, frozenset[str]]]:
-    """The rules of a folder, each with the keys its file sets."""
+    """The rules of a folder, each with the keys its file sets; an id defined twice in one
+    folder is refused (which one wins would depend on the file names' order)."""
     files = sorted(p for p in directory.iterdir() if p.suffix in {".yaml", ".yml"})
-    return [_read_rule(path, complete=complete) for path in files]
+    rules = [_read_rule(path, complete=complete) for path in files]
+    first: dict[str, str] = {}
+    for rule, _ in rules:
+        if rule.id in first:
+            raise AdvisorError(
+                f"rule {rule.id} is also defined in {first[rule.id]}: one file per rule id "
+                "in a folder",
+                Location(rule.source, key="id"),
+            )
+        first[rule.id] = rule.source
+    return rules
 
 
 def _read_rule(path: Path, *, complete: bool) -> tuple[Rule, frozenset[str]]:
@@ -174,6 +246,8 @@ def _read_rule(path: Path, *, complete: bool) -> tuple[Rule, frozenset[str]]:
     text = read_text_file(path, _MAX_RULE_FILE_BYTES, what="rule file")
     try:
         data = _parse_yaml(text)
+    except RecursionError:  # the pure loader's constructor and composer recurse per level
+        raise AdvisorError("YAML nested too deeply", Location(str(path))) from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = Location(str(path), mark.line + 1 if mark else None)
@@ -192,7 +266,12 @@ def _read_rule(path: Path, *, complete: bool) -> tuple[Rule, frozenset[str]]:
     missing = [k for k in _REQUIRED if k not in data] if complete else []
     if missing:
         raise AdvisorError(f"rule {data['id']} misses {', '.join(missing)}", where)
-    return _build(data, path), frozenset(data)
+    if "bounds" in data and not complete:
+        raise AdvisorError(
+            "bounds belong to the shipped rule: an override sets parameters within them",
+            Location(str(path), key="bounds"),
+        )
+    return _build(data, path, complete=complete), frozenset(data)
 
 
 def _parse_yaml(text: str) -> Any:
@@ -210,31 +289,25 @@ def _parse_yaml(text: str) -> Any:
         return yaml.safe_load(text)
     try:
         return yaml.load(text, Loader=fast)  # CSafeLoader: the safe constructor
-    except yaml.YAMLError:
-        return yaml.safe_load(text)  # raises with the pure parser's wording and position
+    except yaml.YAMLError as fast_error:
+        try:
+            return yaml.safe_load(text)  # raises with the pure parser's wording and position
+        except RecursionError:  # libyaml stops at 1,000 levels; the pure parser recurses
+            raise fast_error from None
 
 
-def _build(data: dict[str, Any], path: Path) -> Rule:
+def _build(data: dict[str, Any], path: Path, *, complete: bool) -> Rule:
     where = Location(str(path))
     severity = data.get("severity", "")
-    if severity and severity not in SEVERITIES:
+    if "severity" in data and (not isinstance(severity, str) or severity not in SEVERITIES):
+        read_as = " (YAML reads an unquoted no, off, yes or on as a boolean)"
         raise AdvisorError(
-            f"severity must be one of {', '.join(SEVERITIES)}, got {severity!r}",
+            f"severity must be one of {', '.join(SEVERITIES)}, got {severity!r}"
+            + (read_as if isinstance(severity, bool) else ""),
             Location(str(path), key="severity"),
         )
-    parameters = data.get("parameters") or {}
-    if not isinstance(parameters, dict) or not all(
-        isinstance(v, int | float) and not isinstance(v, bool) for v in parameters.values()
-    ):
-        raise AdvisorError(
-            "parameters must map names to numbers", Location(str(path), key="parameters")
-        )
-    for name, value in parameters.items():
-        if not math.isfinite(value):  # '.nan' compares false with everything: a silent off
-            raise AdvisorError(
-                f"must be a finite number, got {value!r}",
-                Location(str(path), key=f"parameters.{name}"),
-            )
+    parameters = _numbers(data.get("parameters") or {}, Location(str(path), key="parameters"))
+    bounds = _bounds(data.get("bounds"), parameters, path) if complete else {}
     for key in ("title", "message", "rationale", "applies_to", "remedy"):
         if key in data and not isinstance(data[key], str):
             raise AdvisorError(f"{key} must be text", Location(str(path), key=key))
@@ -260,7 +333,8 @@ def _build(data: dict[str, Any], path: Path) -> Rule:
         severity=severity,
         message=" ".join(data.get("message", "").split()),
         rationale=data.get("rationale", "").strip(),
-        parameters={k: float(v) for k, v in parameters.items()},
+        parameters=parameters,
+        bounds=bounds,
         references=_references(data.get("references"), path),
         examples=_examples(data.get("examples"), path),
         applies_to=scope,
@@ -268,6 +342,52 @@ def _build(data: dict[str, Any], path: Path) -> Rule:
         remedy=" ".join(data.get("remedy", "").split()),
         source=str(path),
     )
+
+
+def _numbers(value: object, where: Location) -> dict[str, float]:
+    """``parameters``: names to finite numbers (YAML 1.2's ``1e3`` read as one)."""
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise AdvisorError("parameters must map names to numbers", where)
+    numbers: dict[str, float] = {}
+    for name, number in value.items():
+        if isinstance(number, str) and _YAML12_NUMBER.fullmatch(number.strip()):
+            number = float(number)
+        if not isinstance(number, int | float) or isinstance(number, bool):
+            raise AdvisorError("parameters must map names to numbers", where)
+        try:
+            numbers[name] = float(number)
+        except OverflowError:  # a 400-digit integer
+            numbers[name] = math.inf
+        if not math.isfinite(numbers[name]):  # '.nan' compares false with everything
+            raise AdvisorError(
+                f"must be a finite number, got {number!r}"[:200],
+                Location(where.file, key=f"parameters.{name}"),
+            )
+    return numbers
+
+
+def _bounds(
+    value: object, parameters: dict[str, float], path: Path
+) -> dict[str, tuple[float, float]]:
+    """``bounds`` of a shipped rule: ``[low, high]`` for every parameter, its default inside."""
+    where = Location(str(path), key="bounds")
+    value = {} if value is None else value
+    if not isinstance(value, dict) or not all(
+        isinstance(v, list) and len(v) == 2 for v in value.values()
+    ):
+        raise AdvisorError("bounds must map each parameter to [low, high]", where)
+    lows = _numbers({k: v[0] for k, v in value.items()}, where)
+    highs = _numbers({k: v[1] for k, v in value.items()}, where)
+    bounds = {name: (lows[name], highs[name]) for name in value}
+    if any(low > high for low, high in bounds.values()):
+        raise AdvisorError("bounds must map each parameter to [low, high], low <= high", where)
+    missing = [name for name in parameters if name not in bounds]
+    if missing:
+        raise AdvisorError(f"parameter {missing[0]!r} has no bounds ([low, high])", where)
+    rule = Rule(id=path.stem, title="", severity="info", message="", rationale="", bounds=bounds)
+    for name, default in parameters.items():
+        _check_bound(rule, name, default, Location(str(path), key=f"parameters.{name}"))
+    return bounds
 
 
 def _references(value: object, path: Path) -> tuple[str, ...]:
@@ -331,9 +451,16 @@ def _check_template(template: str, where: Location) -> None:
                 "(no nested fields)",
                 where,
             )
-        if spec and any(int(n) > _MAX_FORMAT_NUMBER for n in re.findall(r"\d+", spec)):
+        if spec and any(
+            len(n) > 3 or int(n) > _MAX_FORMAT_NUMBER for n in re.findall(r"\d+", spec)
+        ):
             raise AdvisorError(
-                f"message template field {{{name}:{spec}}}: widths and precisions are at most "
-                f"{_MAX_FORMAT_NUMBER}",
+                f"message template field {{{name}:{_shown(spec)}}}: widths and precisions are "
+                f"at most {_MAX_FORMAT_NUMBER}",
                 where,
             )
+
+
+def _shown(spec: str) -> str:
+    """A format spec as an error quotes it: a 5,000-digit width is not echoed whole."""
+    return spec if len(spec) <= 40 else spec[:37] + "..."
