@@ -96,12 +96,6 @@ def test_a_zero_suspect_timeout_is_documented_or_refused_in_one_line(cli, tmp_pa
         assert code == 2 and stderr.count("\n") == 1 and "evs.suspect_timeout" in stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=OverflowError,
-    reason="advisor/config/failover.py:162 takes math.ceil of an infinite RPO (a channel "
-    "whose traffic exceeds its bandwidth); not in this helper's files",
-)
 def test_a_link_too_thin_for_the_traffic_is_documented(cli, tmp_path):
     topology = _variant(
         tmp_path,

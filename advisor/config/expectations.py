@@ -29,6 +29,7 @@ __all__ = ["STREAMING_ABOVE_BYTES", "expectations_plan", "stream_rate_mbps"]
 from typing import TYPE_CHECKING
 
 from advisor.config.model import ExpectationsPlan, PlanContext, TransferTime
+from advisor.units import ms_text
 
 if TYPE_CHECKING:
     from advisor.config.model import OsPlan
@@ -126,8 +127,8 @@ def expectations_plan(ctx: PlanContext, os_plan: OsPlan) -> ExpectationsPlan:
         fragment_note=note,
         read_your_writes=[
             f"{ctx.labels[a.clusters[0]]} and {ctx.labels[a.clusters[1]]}: a commit on one "
-            f"side shows on the other after about {a.lag_ms['p50']:.1f} ms, "
-            f"{a.lag_ms['p99']:.1f} ms at p99 (modelled)"
+            f"side shows on the other after about {ms_text(a.lag_ms['p50'])}, "
+            f"{ms_text(a.lag_ms['p99'])} at p99 (modelled)"
             for a in ctx.option.async_links
         ],
     )

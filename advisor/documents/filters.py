@@ -8,6 +8,8 @@ label. HTML is escaped by the environment's autoescape.
 
 from __future__ import annotations
 
+import math
+
 __all__ = ["FILTERS"]
 
 import re
@@ -26,7 +28,7 @@ def ms(value: float | None, digits: int | None = None) -> str:
     """A duration in milliseconds: 3 significant figures below 100 ms, whole ms above."""
     if value is None:
         return "n/a"
-    if digits is not None:
+    if digits is not None and math.isfinite(value):
         return f"{value:.{digits}f} ms"
     return ms_text(value)
 
@@ -49,6 +51,8 @@ def number(value: float | None, digits: int = 1) -> str:
     """A plain number with thousands separators."""
     if value is None:
         return "n/a"
+    if not math.isfinite(value):
+        return "unbounded"
     return f"{value:,.{digits}f}" if digits else f"{value:,.0f}"
 
 
