@@ -13,8 +13,18 @@ nothing else):
 - the two clusters replicate to each other with the generated asynchronous SQL, over TLS
   made by the generated make-certificates.sh, and converge to one GTID position; the
   heartbeat files show each channel's lag in milliseconds;
-- frankfurt is killed: the promotion file runs on the taker, which takes writes; frankfurt
-  comes back and the fencing file makes it refuse writes.
+- the switchover script moves frankfurt's writes to the other cluster and back while an
+  application keeps writing them (its router reads ProxySQL's query rules from the admin
+  schema the script updates): every acknowledged write reaches both clusters;
+- with 200 transactions received but not applied by the taker and 37 more committed after
+  the channel's link was cut, frankfurt is killed: the promotion script applies all 200
+  before it promotes, the taker takes writes; frankfurt comes back, the fencing file makes it
+  refuse writes, and the return script counts and keeps aside exactly the 37, rebuilds
+  frankfurt from the taker and re-points both channels.
+
+The generated scripts run as written; their client (``CLIENT``, ``BINLOG_CLIENT``,
+``DUMP_CLIENT``) is a wrapper that turns ``-h <placeholder host>`` into the socket of the
+server playing it (generated_design.script_environment).
 
 ProxySQL is not packaged for this machine: proxysql.sql and the failover ProxySQL files run
 against ProxySQL's admin schema in SQLite (tests/data/proxysql_admin_schema.sql, from
@@ -1284,6 +1294,18 @@ def _mend_link(source: Server) -> None:
     _local(source, "ALTER USER repl ACCOUNT UNLOCK")
 
 
+def _position_stands_still(server: Server, domain: str) -> None:
+    """Until the domain's position is the same 1.5 s apart (a heartbeat run lasts 1 s)."""
+    last = [-1]
+
+    def still() -> bool:
+        now = _domain_seq(server, "gtid_binlog_pos", domain)
+        same, last[0] = now == last[0], now
+        return same
+
+    wait_for(still, 30, f"{server.host} stops writing domain {domain}", interval_s=1.5)
+
+
 def _domain_seq(server: Server, variable: str, domain: str) -> int:
     return _seq(server.variable(variable), domain)
 
@@ -1313,6 +1335,7 @@ def test_runbook_promotion_applies_the_backlog_and_the_return_keeps_what_never_c
     domain = old.settings["wsrep_gtid_domain_id"]
     for server in clusters[lost]:
         _disable_heartbeat(server)
+    _position_stands_still(old, domain)  # a run of the event already started ends first
     # The lost cluster's last commit that crosses before the backlog (the RPO is about later ones).
     old.execute(
         "CREATE DATABASE IF NOT EXISTS before_loss",
