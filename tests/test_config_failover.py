@@ -446,11 +446,19 @@ def test_mariadb_promotion_applies_what_was_received_then_stops(tmp_path: Path) 
     result, calls = _run_generated(tmp_path, files[f.promote_file], answers)
     assert result.returncode == 0, result.stderr
     assert f"applied from the relay log: 10 transaction(s) of cluster {f.lost}" in result.stdout
+    start = _index(calls, rf"^START SLAVE '{f.channel}' SQL_THREAD$")
     io_stop = _index(calls, rf"^STOP SLAVE '{f.channel}' IO_THREAD$")
-    wait = _index(calls, rf"MASTER_GTID_WAIT\('{lost}-{lost}-40', {f.drain_timeout_s}\)")
+    waits = [
+        n
+        for n, (_, s) in enumerate(calls)
+        if s == f"SELECT MASTER_GTID_WAIT('{lost}-{lost}-40', {f.drain_timeout_s})"
+    ]
     full_stop = _index(calls, rf"^STOP SLAVE '{f.channel}'$")
     record = _index(calls, r"INSERT INTO advisor.failover_log")
-    assert io_stop < wait < full_stop < record
+    # Applied with the IO thread untouched, then once more after it stopped: the two threads
+    # are never both stopped while something received is not applied.
+    assert len(waits) == 2
+    assert start < waits[0] < io_stop < waits[1] < full_stop < record
     assert all(host == f.replica_host for host, _ in calls)
     assert "SLEEP" not in files[f.promote_file]
 
@@ -482,13 +490,16 @@ def test_promotion_stops_without_promoting_when_the_wait_runs_out(
         ]
     result, calls = _run_generated(tmp_path, files[f.promote_file], answers, WAIT_TIMEOUT_S="7")
     assert result.returncode == 1
-    assert "NOT PROMOTED: after 7 s" in result.stderr and "Duplicate key" in result.stderr
+    assert "NOT PROMOTED (step 1): after 7 s" in result.stderr and "Duplicate key" in result.stderr
     if flavor != "mariadb":
         assert "(9 transaction(s)" in result.stderr  # 32-40 still to apply
         wait = _index(calls, rf"WAIT_FOR_EXECUTED_GTID_SET\('{uuid}:1-40', 7\)")
         assert _index(calls, r"performance_schema.replication_connection_status") < wait
+    else:
+        assert "Never stop both threads" in result.stderr
+    assert "NOT PROMOTED (step 1)" in result.stderr
     stopped = [s for _, s in calls if re.match(r"STOP (SLAVE|REPLICA)", s)]
-    assert len(stopped) == 1 and "IO_THREAD" in stopped[0], stopped  # the channel is kept
+    assert stopped == [], stopped  # the channel is left as it was, its IO thread too
     assert not any("failover_log" in s for _, s in calls)
 
 

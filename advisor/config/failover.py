@@ -11,16 +11,18 @@ hosts, hostgroups and channel names, and recomputes the detection with this plan
 
 The scripts (``FailoverFiles.artifacts``), POSIX shell around the mariadb / mysql client:
 
-- promotion (``*.promote.sh``): the channel's SQL thread started, its IO thread stopped, then
-  a wait until every received transaction is applied, bounded by ``drain_timeout_s`` (the
-  model's promotion time): MariaDB ``MASTER_GTID_WAIT`` on the connection's ``Gtid_IO_Pos``
-  less this cluster's own domain (MariaDB 10.11 shows the received position only in ``SHOW
-  SLAVE STATUS``, hence a script), MySQL/PXC ``WAIT_FOR_EXECUTED_GTID_SET`` on the channel's
-  ``RECEIVED_TRANSACTION_SET`` (performance_schema.replication_connection_status). On a timeout
-  it stops with ``NOT PROMOTED`` and changes nothing more; otherwise it prints what it applied,
-  stops the channel and records the position in ``advisor.failover_log``. The SQL thread is
-  started first because MariaDB discards the relay log of a GTID channel whose two threads have
-  stopped (our lab; https://github.com/openark/orchestrator/pull/1264).
+- promotion (``*.promote.sh``): the channel's SQL thread started, then a wait until every
+  transaction received so far is applied, its IO thread stopped, and a second wait for what
+  arrived meanwhile, each bounded by ``drain_timeout_s`` (the model's promotion time): MariaDB
+  ``MASTER_GTID_WAIT`` on the connection's ``Gtid_IO_Pos`` less this cluster's own domain
+  (MariaDB 10.11 shows the received position only in ``SHOW SLAVE STATUS``, hence a script),
+  MySQL/PXC ``WAIT_FOR_EXECUTED_GTID_SET`` on the channel's ``RECEIVED_TRANSACTION_SET``
+  (performance_schema.replication_connection_status). On a timeout it stops with ``NOT
+  PROMOTED`` and says what to do; otherwise it prints what it applied, stops the channel and
+  records the position in ``advisor.failover_log``. The two threads are never both stopped
+  while something received is unapplied: MariaDB purges the relay log of a GTID channel that
+  starts with both stopped (sql/slave.cc, start_slave_threads; our lab: 0 of 200 received
+  transactions applied; https://github.com/openark/orchestrator/pull/1264).
 - return (``*.return.sh``): the returning cluster's commits that never crossed (MariaDB: its
   ``gtid_binlog_pos`` in its domain against the recorded ``gtid_slave_pos``; MySQL:
   ``GTID_SUBTRACT``), counted, kept aside by ``mariadb-binlog`` (GTID ``--start-position`` is

@@ -1367,6 +1367,20 @@ def test_runbook_promotion_applies_the_backlog_and_the_return_keeps_what_never_c
     for server in clusters[lost]:
         kill(server)
     environment = _script_env(started, "failover")
+    # A received transaction the SQL thread cannot apply (its row already there, on this node
+    # alone): the promotion stops, promotes nothing and leaves the channel as it was.
+    _local(replica, "INSERT INTO before_loss.backlog VALUES (0)")
+    short = ScriptEnvironment({**environment.env, "WAIT_TIMEOUT_S": "3"}, environment.proxysql_db)
+    stuck = run_script(promote, short)
+    print(stuck.stdout, stuck.stderr)
+    assert stuck.returncode == 1, stuck.stdout
+    assert "NOT PROMOTED (step 1)" in stuck.stderr and "Duplicate entry" in stuck.stderr
+    assert _channel_status(replica, channel)["Slave_IO_Running"] != "No", "left as it was"
+    assert not replica.query(
+        "SELECT 1 FROM information_schema.TABLES WHERE TABLE_NAME = 'failover_log'"
+    ), "nothing recorded"
+    # The error fixed, the same script runs again and applies every received transaction.
+    _local(replica, "DELETE FROM before_loss.backlog WHERE id = 0")
     promoted = run_script(promote, environment)
     print(promoted.stdout, promoted.stderr)
     assert promoted.returncode == 0, promoted.stderr

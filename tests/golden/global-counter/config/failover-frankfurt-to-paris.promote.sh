@@ -11,10 +11,11 @@
 #
 # What it loses: the commits of cluster frankfurt that had not reached paris-db2, up to the
 # channel's lag, about 8.35 ms at p99 (modelled): the recovery point (RPO). What it received is
-# applied first, however long the relay log: the script stops the channel's fetching, waits until
-# every received transaction is applied (MASTER_GTID_WAIT on the connection's Gtid_IO_Pos),
-# and only then stops the channel and records the position. If that wait runs out
-# (WAIT_TIMEOUT_S, 60 s: the promotion's share of the RTO), it stops without promoting.
+# applied first, however long the relay log: the script waits until every received transaction
+# is applied (MASTER_GTID_WAIT on the connection's Gtid_IO_Pos), stops the channel's
+# fetching, applies what arrived meanwhile, and only then stops the channel and records the
+# position. If a wait runs out (WAIT_TIMEOUT_S, 60 s: the promotion's share of the RTO), it
+# stops with NOT PROMOTED and says what to do; the writes must not move until it succeeds.
 set -eu
 CLIENT="${CLIENT:-mariadb}"  # with options: CLIENT="mariadb --defaults-extra-file=~/.dba.cnf"
 
@@ -34,31 +35,40 @@ CHANNEL='from_frankfurt'
 LOST_DOMAIN=1  # wsrep_gtid_domain_id of cluster frankfurt
 OWN_DOMAIN=3  # cluster paris's own writes, never applied from a channel
 
-# 1. Stop fetching from the lost cluster; read what this node received (the relay log's end).
-#    The SQL thread is started first (nothing happens if it runs): with MASTER_USE_GTID, once both
-#    threads have stopped MariaDB discards the relay log and fetches again from gtid_slave_pos,
-#    which the lost cluster can no longer serve (orchestrator's maintainers, "In MariaDB GTID,
-#    stopping and starting IO thread actually deletes relay logs":
-#    https://github.com/openark/orchestrator/pull/1264; our lab, MariaDB 10.11.19: a SQL thread
-#    started after both had stopped applied none of the 200 received transactions).
-before=$(sql "$REPLICA_HOST" "SELECT @@GLOBAL.gtid_slave_pos")
-sql "$REPLICA_HOST" "START SLAVE '$CHANNEL' SQL_THREAD" >/dev/null
-sql "$REPLICA_HOST" "STOP SLAVE '$CHANNEL' IO_THREAD"
-received=$(field "$REPLICA_HOST" "SHOW SLAVE '$CHANNEL' STATUS" Gtid_IO_Pos)
-# Every domain received except this cluster's own (its echo is skipped, never applied).
-wait_pos=$(echo "$received" | tr -d ' ' | tr ',' '\n' | awk -F- -v own="$OWN_DOMAIN" 'NF == 3 && $1 != own' | paste -sd, -)
-echo "received (Gtid_IO_Pos of $CHANNEL): ${received:-nothing}; applied when the promotion began (gtid_slave_pos): ${before:-nothing}"
-
-# 2. Apply every received transaction: the SQL thread runs until gtid_slave_pos reaches the
-#    received position, for at most WAIT_TIMEOUT_S.
-if [ -n "$wait_pos" ]; then
+# Every domain received (Gtid_IO_Pos) except this cluster's own: its echo is skipped, never applied.
+received_pos() {
+    field "$REPLICA_HOST" "SHOW SLAVE '$CHANNEL' STATUS" Gtid_IO_Pos | tr -d ' ' | tr ',' '\n' |
+        awk -F- -v own="$OWN_DOMAIN" 'NF == 3 && $1 != own' | paste -sd, -
+}
+drain() {  # drain STEP: wait until what was received so far is applied, or stop here
+    wait_pos=$(received_pos)
+    echo "$1: received $wait_pos"
+    [ -n "$wait_pos" ] || return 0
     waited=$(sql "$REPLICA_HOST" "SELECT MASTER_GTID_WAIT('$wait_pos', $WAIT_TIMEOUT_S)")
     if [ "$waited" != 0 ]; then
         now=$(sql "$REPLICA_HOST" "SELECT @@GLOBAL.gtid_slave_pos")
         error=$(field "$REPLICA_HOST" "SHOW SLAVE '$CHANNEL' STATUS" Last_SQL_Error)
-        die "NOT PROMOTED: after $WAIT_TIMEOUT_S s $REPLICA_HOST has applied $now of the received $wait_pos (SQL thread error: ${error:-none}). Nothing is lost by waiting: run this script again (WAIT_TIMEOUT_S=<more seconds>), or fix the error first. Do not move the writes until it succeeds."
+        die "NOT PROMOTED ($1): after $WAIT_TIMEOUT_S s $REPLICA_HOST has applied $now of the received $wait_pos (SQL thread error: ${error:-none}). $2 Do not move the writes until this script succeeds."
     fi
-fi
+}
+
+# MariaDB discards the relay log of a GTID channel when it starts with both threads stopped
+# (MariaDB source, sql/slave.cc, start_slave_threads: purge_relay_logs; orchestrator's
+# maintainers: https://github.com/openark/orchestrator/pull/1264; our lab, MariaDB 10.11.19: a SQL
+# thread started after both had stopped applied none of 200 received transactions), so the two
+# threads are never both stopped while something received is not applied.
+before=$(sql "$REPLICA_HOST" "SELECT @@GLOBAL.gtid_slave_pos")
+echo "applied when the promotion began (gtid_slave_pos): ${before:-nothing}"
+
+# 1. Apply what this node received, its IO thread left as it is (trying to reach the lost
+#    cluster): the SQL thread runs (started if it was stopped) until gtid_slave_pos reaches the
+#    received position, for at most WAIT_TIMEOUT_S.
+sql "$REPLICA_HOST" "START SLAVE '$CHANNEL' SQL_THREAD" >/dev/null
+drain "step 1" "The channel is left as it was. Fix the SQL thread's error if it shows one (SHOW SLAVE '$CHANNEL' STATUS) and run this script again, which starts the SQL thread (WAIT_TIMEOUT_S=<more seconds>): nothing received is lost by waiting. Never stop both threads of the channel now: MariaDB would discard its relay log at the next start."
+
+# 2. Stop fetching from the lost cluster, and apply what arrived in the meantime.
+sql "$REPLICA_HOST" "STOP SLAVE '$CHANNEL' IO_THREAD"
+drain "step 2" "The IO thread is stopped: do not START SLAVE (it would discard the relay log). Apply the rest of the relay log by hand (mariadb-binlog <relay log files> | mariadb), or start again with the IO thread (START SLAVE '$CHANNEL' IO_THREAD) while the SQL thread still runs."
 after=$(sql "$REPLICA_HOST" "SELECT @@GLOBAL.gtid_slave_pos")
 applied=$(( $(seq_of "$LOST_DOMAIN" "$after") - $(seq_of "$LOST_DOMAIN" "$before") ))
 echo "applied from the relay log: $applied transaction(s) of cluster frankfurt (domain $LOST_DOMAIN); gtid_slave_pos now $after"

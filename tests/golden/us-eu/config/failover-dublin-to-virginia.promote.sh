@@ -11,10 +11,11 @@
 #
 # What it loses: the commits of cluster dublin that had not reached virginia-db2, up to the
 # channel's lag, about 38.3 ms at p99 (modelled): the recovery point (RPO). What it received is
-# applied first, however long the relay log: the script stops the channel's fetching, waits until
-# every received transaction is applied (WAIT_FOR_EXECUTED_GTID_SET on the channel's RECEIVED_TRANSACTION_SET),
-# and only then stops the channel and records the position. If that wait runs out
-# (WAIT_TIMEOUT_S, 60 s: the promotion's share of the RTO), it stops without promoting.
+# applied first, however long the relay log: the script waits until every received transaction
+# is applied (WAIT_FOR_EXECUTED_GTID_SET on the channel's RECEIVED_TRANSACTION_SET), stops the channel's
+# fetching, applies what arrived meanwhile, and only then stops the channel and records the
+# position. If a wait runs out (WAIT_TIMEOUT_S, 60 s: the promotion's share of the RTO), it
+# stops with NOT PROMOTED and says what to do; the writes must not move until it succeeds.
 set -eu
 CLIENT="${CLIENT:-mysql}"  # with options: CLIENT="mysql --defaults-extra-file=~/.dba.cnf"
 
@@ -34,25 +35,32 @@ REPLICA_HOST="${REPLICA_HOST:-virginia-db2}"
 WAIT_TIMEOUT_S="${WAIT_TIMEOUT_S:-60}"
 CHANNEL='from_dublin'
 
-# 1. Stop fetching from the lost cluster; read what this node received. The applier is started
-#    first (nothing happens if it runs), so that it applies the relay log from here on.
-before=$(sql "$REPLICA_HOST" "SELECT @@GLOBAL.gtid_executed")
-sql "$REPLICA_HOST" "START REPLICA SQL_THREAD FOR CHANNEL '$CHANNEL'" >/dev/null
-sql "$REPLICA_HOST" "STOP REPLICA IO_THREAD FOR CHANNEL '$CHANNEL'"
-received=$(sql "$REPLICA_HOST" "SELECT RECEIVED_TRANSACTION_SET FROM performance_schema.replication_connection_status WHERE CHANNEL_NAME = '$CHANNEL'")
-missing=$(sql "$REPLICA_HOST" "SELECT GTID_SUBTRACT('$received', @@GLOBAL.gtid_executed)")
-echo "received (RECEIVED_TRANSACTION_SET of $CHANNEL): ${received:-nothing}; not yet applied: ${missing:-nothing} ($(gtid_count "$missing") transaction(s))"
-
-# 2. Apply every received transaction: the applier runs until gtid_executed contains the
-#    received set, for at most WAIT_TIMEOUT_S.
-if [ -n "$missing" ]; then
+received_set() {
+    sql "$REPLICA_HOST" "SELECT RECEIVED_TRANSACTION_SET FROM performance_schema.replication_connection_status WHERE CHANNEL_NAME = '$CHANNEL'"
+}
+drain() {  # drain STEP: wait until what was received so far is applied, or stop here
+    received=$(received_set)
+    missing=$(sql "$REPLICA_HOST" "SELECT GTID_SUBTRACT('$received', @@GLOBAL.gtid_executed)")
+    echo "$1: received $received; not yet applied: ${missing:-nothing} ($(gtid_count "$missing") transaction(s))"
+    [ -n "$missing" ] || return 0
     waited=$(sql "$REPLICA_HOST" "SELECT WAIT_FOR_EXECUTED_GTID_SET('$received', $WAIT_TIMEOUT_S)")
     if [ "$waited" != 0 ]; then
         left=$(sql "$REPLICA_HOST" "SELECT GTID_SUBTRACT('$received', @@GLOBAL.gtid_executed)")
         error=$(field "$REPLICA_HOST" "SHOW REPLICA STATUS FOR CHANNEL '$CHANNEL'" Last_SQL_Error)
-        die "NOT PROMOTED: after $WAIT_TIMEOUT_S s $REPLICA_HOST has still to apply $left ($(gtid_count "$left") transaction(s); applier error: ${error:-none}). Nothing is lost by waiting: run this script again (WAIT_TIMEOUT_S=<more seconds>), or fix the error first. Do not move the writes until it succeeds."
+        die "NOT PROMOTED ($1): after $WAIT_TIMEOUT_S s $REPLICA_HOST has still to apply $left ($(gtid_count "$left") transaction(s); applier error: ${error:-none}). Fix the error if there is one and run this script again, which starts the applier (WAIT_TIMEOUT_S=<more seconds>): nothing received is lost by waiting. Do not move the writes until this script succeeds."
     fi
-fi
+}
+before=$(sql "$REPLICA_HOST" "SELECT @@GLOBAL.gtid_executed")
+
+# 1. Apply what this node received, its IO thread left as it is (trying to reach the lost
+#    cluster): the applier runs (started if it was stopped) until gtid_executed contains the
+#    received set, for at most WAIT_TIMEOUT_S.
+sql "$REPLICA_HOST" "START REPLICA SQL_THREAD FOR CHANNEL '$CHANNEL'" >/dev/null
+drain "step 1"
+
+# 2. Stop fetching from the lost cluster, and apply what arrived in the meantime.
+sql "$REPLICA_HOST" "STOP REPLICA IO_THREAD FOR CHANNEL '$CHANNEL'"
+drain "step 2"
 applied=$(sql "$REPLICA_HOST" "SELECT GTID_SUBTRACT(@@GLOBAL.gtid_executed, '$before')")
 echo "applied from the relay log: $(gtid_count "$applied") transaction(s): ${applied:-none}"
 sql "$REPLICA_HOST" "STOP REPLICA FOR CHANNEL '$CHANNEL'"
