@@ -293,8 +293,8 @@ def test_a_single_failure_onto_a_dr_cluster_lifts_read_only_in_the_promotion() -
         """
     )
     for flavor, lift in (
-        ("mariadb", "SET GLOBAL read_only = OFF;"),
-        ("pxc", "SET GLOBAL super_read_only = OFF;\nSET GLOBAL read_only = OFF;"),
+        ("mariadb", 'sql "dub-db1" "SET GLOBAL read_only = OFF"'),
+        ("pxc", 'sql "dub-db1" "SET GLOBAL super_read_only = OFF; SET GLOBAL read_only = OFF"'),
     ):
         analysis = analyse(parse_topology(text.replace("FLAVOR", flavor)))
         plan = plan_configuration(analysis, "per_site_clusters")
@@ -305,10 +305,14 @@ def test_a_single_failure_onto_a_dr_cluster_lifts_read_only_in_the_promotion() -
         assert regional.single_failure_files == [failover.promote_file]
         assert analysis.chosen.architecture == "per_site_clusters"
         files = render_documents(analysis, ["md"])
+        # The promotion is a shell script: read_only is lifted on every DR node, the writer
+        # first, after the drain and the record (steps 1 to 3), before step 4.
         promote = files[failover.promote_file]
-        step3 = promote[promote.index("-- 3.") :]
-        assert lift in step3, flavor
-        assert "SET GLOBAL read_only = OFF" not in promote[: promote.index("-- 3.")]
+        step4 = promote.index("# 4. The survivor takes writes")
+        lifted = promote[promote.index("# 3.") : step4]
+        assert lift in lifted, flavor
+        assert lifted.index('"dub-db1"') < lifted.index('"dub-db2"')
+        assert "read_only = OFF" not in promote[: promote.index("# 3.")]
 
 
 def test_no_regional_runbook_without_a_dr_cluster() -> None:

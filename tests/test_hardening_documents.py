@@ -9,7 +9,6 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
 from conftest import EXAMPLES
 
 from advisor.documents import charts

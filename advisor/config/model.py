@@ -167,13 +167,14 @@ class CertificatePlan(_Plan):
 
 
 class HeartbeatFile(_Plan):
-    """The heartbeat event of one cluster, named after its server_id so that the events of
-    two clusters never meet (a replicated event is disabled on the replica)."""
+    """The heartbeat event of one cluster, named after its server_id, created on each of its
+    ``hosts`` (a replicated event is disabled where it arrives)."""
 
     cluster: str
     server_id: int
     event: str
     file: str
+    hosts: list[str]  # every node of the cluster: the file runs on each
 
 
 class HeartbeatPlan(_Plan):
@@ -187,7 +188,8 @@ class HeartbeatPlan(_Plan):
 
 
 class FailoverFiles(_Plan):
-    """Moving the writes of cluster ``lost`` to cluster ``taker``, and back."""
+    """Moving the writes of cluster ``lost`` to cluster ``taker``, and back; the planned
+    switchover between the same two clusters."""
 
     lost: str
     taker: str
@@ -198,23 +200,39 @@ class FailoverFiles(_Plan):
     promotion_s: float
     channel: str  # the channel on the taker that replicates from the lost cluster
     replica_host: str  # the taker's node that runs it
+    source_host: str  # the lost cluster's node that channel reads from
     back_channel: str | None  # the channel on the lost cluster that replicates from the taker
     back_replica_host: str | None
     lost_hosts: list[str]
+    taker_hosts: list[str]
     lost_hostgroups: dict[str, int]
     taker_hostgroups: dict[str, int]
     taker_writer_host: str
     lost_rule_ids: list[int]  # the query rules that route the lost cluster's rows
     lost_domain_id: int  # the lost cluster's GTID domain (MariaDB wsrep_gtid_domain_id)
+    taker_domain_id: int  # the taker's own GTID domain, never applied by its channels
+    lost_heartbeat_file: str  # run again on the lost cluster's nodes at the end of the return
     healthcheck_timeout_ms: float
-    drain_s: int  # how long the promotion lets the relay log drain
+    drain_timeout_s: int  # the longest the promotion waits for the relay log to be applied
     variant: Literal["mariadb", "mysql"]
-    promote_file: str  # MySQL client, on replica_host
+    promote_file: str  # shell script, against replica_host
     proxysql_file: str  # ProxySQL admin, on every ProxySQL
     fence_file: str  # MySQL client, on every node of the lost cluster when it is back
+    reconcile_file: str  # shell script: keeps the lost commits aside, rebuilds, re-points
     return_file: str  # ProxySQL admin, when the lost cluster has caught up
+    switchover_file: str  # shell script: the planned move of the writes, and back
     taker_read_only: bool = False  # the taker is read-only by design: the promotion lifts it
-    taker_hosts: list[str] = []  # every data node of the taker
+
+    def artifacts(self) -> list[tuple[str, str]]:
+        """``(file, template)`` of every file of this failover, in runbook order."""
+        return [
+            (self.promote_file, "config/failover-promote.sql.j2"),
+            (self.proxysql_file, "config/failover-proxysql.sql.j2"),
+            (self.fence_file, "config/failover-fence.sql.j2"),
+            (self.reconcile_file, "config/failover-reconcile.sh.j2"),
+            (self.return_file, "config/failover-return.sql.j2"),
+            (self.switchover_file, "config/switchover.sh.j2"),
+        ]
 
 
 class BootstrapFiles(_Plan):
@@ -325,7 +343,7 @@ class ConfigPlan(_Plan):
         if self.heartbeat is not None:
             names += [f.file for f in self.heartbeat.files]
         for f in self.failovers:
-            names += [f.promote_file, f.proxysql_file, f.fence_file, f.return_file]
+            names += [name for name, _ in f.artifacts()]
         names += [b.file for b in self.bootstraps]
         return names
 

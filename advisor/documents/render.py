@@ -139,12 +139,7 @@ def _artifacts(env: Any, context: dict[str, Any]) -> dict[str, str]:
                 env, "config/heartbeat.sql.j2", {**base, "beat": beat}
             )
     for f in plan.failovers:
-        for name, template in (
-            (f.promote_file, "config/failover-promote.sql.j2"),
-            (f.proxysql_file, "config/failover-proxysql.sql.j2"),
-            (f.fence_file, "config/failover-fence.sql.j2"),
-            (f.return_file, "config/failover-return.sql.j2"),
-        ):
+        for name, template in f.artifacts():
             files[name] = render_template(env, template, {**base, "f": f})
     for b in plan.bootstraps:
         files[b.file] = render_template(env, "config/bootstrap.sql.j2", {**base, "b": b})

@@ -543,6 +543,7 @@ class Deployment:
     garbds: list[Garbd] = field(default_factory=list)
     path_map: dict[str, str] = field(default_factory=dict)
     failure: str | None = None  # why starting stopped, if it did
+    channels: list[tuple[Server, str]] | None = None  # (replica, channel), once applied
 
     @property
     def config_dir(self) -> Path:
@@ -709,3 +710,91 @@ def run_certificate_commands(config_dir: Path, tls: Path) -> Path:
         if result.returncode != 0:
             raise ServerFailed(f"{script.name} exited {result.returncode}: {result.stderr[-2000:]}")
     return tls / "127.0.0.1" if (tls / "127.0.0.1").is_dir() else tls
+
+
+# -- the generated shell scripts ---------------------------------------------------------------
+
+_WRAPPER = '''#!{python}
+"""The client a generated script calls, on loopback: -h <placeholder host> becomes the socket
+of the server playing it, and root logs in (tests/integration/generated_design.py)."""
+import json, os, sys
+
+tool, args = sys.argv[1], sys.argv[2:]
+sockets = json.load(open({map!r}))
+out, it = [], iter(args)
+for arg in it:
+    if arg == "-h":
+        out.append("--socket=" + sockets[next(it)])
+    elif arg.startswith("-h") and len(arg) > 2:
+        out.append("--socket=" + sockets[arg[2:]])
+    else:
+        out.append(arg)
+os.execvp(tool, [tool, "-uroot", *out])
+'''
+
+_FAKE_PROXYSQL = '''#!{python}
+"""ProxySQL's admin interface for a generated script: the statements on standard input run on
+ProxySQL's admin schema in SQLite ({db}); LOAD / SAVE are ProxySQL's own and do nothing here."""
+import re, sqlite3, sys
+
+db = sqlite3.connect({db!r})
+for statement in sys.stdin.read().split(";"):
+    flat = " ".join(statement.split())
+    if flat and not re.match(r"(LOAD|SAVE)\\b", flat, re.I):
+        db.execute(flat)
+db.commit()
+'''
+
+
+@dataclass
+class ScriptEnvironment:
+    """What a generated script needs to run against the test's servers."""
+
+    env: dict[str, str]
+    proxysql_db: Path
+
+
+def script_environment(
+    deployment: Deployment, hosts: Iterable[str], work: Path
+) -> ScriptEnvironment:
+    """``CLIENT``, ``BINLOG_CLIENT``, ``DUMP_CLIENT`` that reach the servers playing ``hosts``
+    through their sockets, and a ProxySQL admin interface over an SQLite file (the caller fills
+    it); nothing else of the script is changed."""
+    import json
+    import sys
+
+    work.mkdir(parents=True, exist_ok=True)
+    sockets = {host: str(deployment.server(host).socket) for host in hosts}
+    (work / "sockets.json").write_text(json.dumps(sockets))
+    wrapper = work / "client"
+    wrapper.write_text(_WRAPPER.format(python=sys.executable, map=str(work / "sockets.json")))
+    wrapper.chmod(0o755)
+    db = work / "proxysql-admin.sqlite"
+    fake = work / "proxysql-admin"
+    fake.write_text(_FAKE_PROXYSQL.format(python=sys.executable, db=str(db)))
+    fake.chmod(0o755)
+    env = {
+        **os.environ,
+        "CLIENT": f"{wrapper} mariadb",
+        "BINLOG_CLIENT": f"{wrapper} mariadb-binlog",
+        "DUMP_CLIENT": f"{wrapper} mariadb-dump",
+        "PROXYSQL_CLIENT": str(fake),
+        "PROXYSQL_ADMINS": "proxysql-1:6032",
+        "KEEP_DIR": str(work),
+    }
+    return ScriptEnvironment(env=env, proxysql_db=db)
+
+
+def run_script(
+    script: Path, environment: ScriptEnvironment, *args: str, timeout_s: float = 180
+) -> subprocess.CompletedProcess[str]:
+    """``sh <script> [args]`` as the runbook says, in the test's environment."""
+    return subprocess.run(
+        ["sh", str(script), *args],
+        env=environment.env,
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+        cwd=str(environment.proxysql_db.parent),
+    )

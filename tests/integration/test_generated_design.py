@@ -13,8 +13,18 @@ nothing else):
 - the two clusters replicate to each other with the generated asynchronous SQL, over TLS
   made by the generated make-certificates.sh, and converge to one GTID position; the
   heartbeat files show each channel's lag in milliseconds;
-- frankfurt is killed: the promotion file runs on the taker, which takes writes; frankfurt
-  comes back and the fencing file makes it refuse writes.
+- the switchover script moves frankfurt's writes to the other cluster and back while an
+  application keeps writing them (its router reads ProxySQL's query rules from the admin
+  schema the script updates): every acknowledged write reaches both clusters;
+- with 200 transactions received but not applied by the taker and 37 more committed after
+  the channel's link was cut, frankfurt is killed: the promotion script applies all 200
+  before it promotes, the taker takes writes; frankfurt comes back, the fencing file makes it
+  refuse writes, and the return script counts and keeps aside exactly the 37, rebuilds
+  frankfurt from the taker and re-points both channels.
+
+The generated scripts run as written; their client (``CLIENT``, ``BINLOG_CLIENT``,
+``DUMP_CLIENT``) is a wrapper that turns ``-h <placeholder host>`` into the socket of the
+server playing it (generated_design.script_environment).
 
 ProxySQL is not packaged for this machine: proxysql.sql and the failover ProxySQL files run
 against ProxySQL's admin schema in SQLite (tests/data/proxysql_admin_schema.sql, from
@@ -39,6 +49,7 @@ server tests skip; with ADVISOR_REQUIRE_GALERA=1 (CI) they fail instead.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import os
 import re
@@ -47,9 +58,11 @@ import signal
 import sqlite3
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from galera_cluster import _exit_on_sigterm, missing_requirements
@@ -59,16 +72,21 @@ from generated_design import (
     LOOPBACK_PROVIDER_OPTIONS,
     SECRET,
     Deployment,
+    ScriptEnvironment,
     Server,
     ServerFailed,
     capped_gcache,
     certificate_scripts,
     cnf_settings,
     deploy,
+    file_hosts,
+    file_site,
     kill,
     provider_options,
     rewrite_text,
     run_certificate_commands,
+    run_script,
+    script_environment,
     shell_assignments,
     sql_statements,
     sql_steps,
@@ -501,8 +519,12 @@ def _runbook(design: Path) -> str:
 
 
 def _failover_files(config: Path, kind: str) -> list[Path]:
-    """``failover-<lost>-to-<taker>.<kind>.sql``: promote, fence, proxysql, return.proxysql."""
-    found = config.glob(f"failover-*-to-*.{kind}.sql")
+    """``failover-<lost>-to-<taker>.<kind>.sql`` (fence, proxysql, return.proxysql) or
+    ``.<kind>.sh`` (promote, return)."""
+    found = [
+        *config.glob(f"failover-*-to-*.{kind}.sql"),
+        *config.glob(f"failover-*-to-*.{kind}.sh"),
+    ]
     if kind == "proxysql":  # not the return's .return.proxysql.sql
         return sorted(p for p in found if not p.name.endswith(".return.proxysql.sql"))
     return sorted(found)
@@ -522,9 +544,15 @@ def test_failover_runbook_covers_every_step_with_rpo_and_rto(
     for step in ("detection", "decision", "promotion", "fencing", "return", "RPO", "RTO"):
         assert step.lower() in runbook.lower(), f"the runbook says nothing of {step}"
     promotions = _failover_files(designs[example] / "config", "promote")
-    assert promotions, "no promotion steps (config/failover-*-to-*.promote.sql)"
+    assert promotions, "no promotion steps (config/failover-*-to-*.promote.sh)"
     for path in promotions:
         assert path.name in runbook, f"the runbook does not name {path.name}"
+        for name in (
+            path.name.replace(".promote.sh", ".return.sh"),
+            "switchover-" + path.name.removeprefix("failover-").replace(".promote.sh", ".sh"),
+        ):
+            assert (path.parent / name).exists(), f"no {name}"
+            assert name in runbook, f"the runbook does not name {name}"
 
 
 @pytest.mark.parametrize("example", MULTI_CLUSTER)
@@ -790,8 +818,12 @@ def _channel_status(server: Server, channel: str) -> dict[str, str]:
 
 
 def _apply_async_sql(deployment: Deployment) -> list[tuple[Server, str]]:
-    """Run the generated asynchronous SQL where it says; return (replica, channel) pairs."""
-    channels = []
+    """Run the generated asynchronous SQL where it says, once per deployment; return
+    (replica, channel) pairs."""
+    if deployment.channels is not None:
+        return deployment.channels
+    channels: list[tuple[Server, str]] = []
+    deployment.channels = channels
     for path in deployment.async_files():
         steps = sql_steps(path.read_text())
         assert steps, f"{path.name}: no '-- N. On ...' steps"
@@ -893,9 +925,11 @@ def test_clusters_replicate_to_each_other_over_tls_and_converge(deployment: Depl
 def test_heartbeat_shows_each_channels_lag_in_milliseconds(
     designs: dict[str, Path], deployment: Deployment
 ) -> None:
-    """Each heartbeat file runs once in its cluster (mariadb client, as its header says); on
-    the other cluster its own query then reads the channel's lag below a second, from rows
-    that replication brought (Seconds_Behind_Master could only say 0)."""
+    """Each heartbeat file runs on every node of its cluster (mariadb client, as its header
+    says); each node then runs its own event (one that arrived by replication would be
+    SLAVESIDE_DISABLED), and the other cluster receives every node's row: losing one node
+    leaves the others' rows coming. The file's own query reads the channel's lag below a
+    second (Seconds_Behind_Master could only say 0)."""
     started = _started(deployment)
     config = started.config_dir
     beats = sorted(config.glob("heartbeat-*.sql"))
@@ -904,12 +938,22 @@ def test_heartbeat_shows_each_channels_lag_in_milliseconds(
         clusters
     ), [p.name for p in beats]
     for path in beats:
-        _client(clusters[path.name.removeprefix("heartbeat-").removesuffix(".sql")][0], path, {})
+        members = clusters[path.name.removeprefix("heartbeat-").removesuffix(".sql")]
+        assert "Run on EVERY node" in path.read_text()
+        for member in members:
+            _client(member, path, {})
+        for member in members:
+            events = member.query(
+                "SELECT EVENT_NAME, STATUS FROM information_schema.EVENTS "
+                "WHERE EVENT_SCHEMA = 'advisor'"
+            )
+            assert [status for _, status in events] == ["ENABLED"], (member.host, events)
     for path in beats:
         reading = sql_statements(path.read_text())[-1]
         assert reading.lstrip().upper().startswith("SELECT"), reading
+        own = path.name.removeprefix("heartbeat-").removesuffix(".sql")
         for name, members in clusters.items():
-            if path.name == f"heartbeat-{name}.sql":
+            if name == own:
                 continue
             lags = wait_for(
                 lambda m=members[0], q=reading: m.query(q),
@@ -920,6 +964,21 @@ def test_heartbeat_shows_each_channels_lag_in_milliseconds(
             for server_id, lag_ms in lags:
                 print(f"{name}: heartbeat of server_id {server_id} is {lag_ms} ms old")
                 assert 0 <= float(lag_ms) < 1000, (name, server_id, lag_ms)
+            writers = {m.host for m in clusters[own]}
+            wait_for(
+                lambda m=members[0], w=writers: (
+                    w
+                    <= {
+                        str(r[0])
+                        for r in m.query(
+                            "SELECT node FROM advisor.heartbeat "
+                            "WHERE ts > NOW(6) - INTERVAL 1 SECOND"
+                        )
+                    }
+                ),
+                30,
+                f"{name} receives a recent row from every node of {own}",
+            )
 
 
 def _seq(position: str, domain: str) -> int:
@@ -987,45 +1046,352 @@ def _channels_status(server: Server) -> str:
     )
 
 
+def _pair(config: Path) -> tuple[Path, str, str]:
+    """The first failover of the design: its promotion script, lost and taker clusters."""
+    promotions = _failover_files(config, "promote")
+    assert promotions, "no promotion steps (config/failover-*-to-*.promote.sh)"
+    lost, taker = _lost_and_taker(promotions[0])
+    return promotions[0], lost, taker
+
+
+def _header_host(script: Path) -> str:
+    """The host a promotion script runs against, from its header."""
+    found = re.search(
+        r"^# Run from any shell where the \S+ client reaches (\S+) \(cluster",
+        script.read_text(),
+        re.M,
+    )
+    assert found, f"{script.name}: does not say which node it runs against"
+    return found.group(1)
+
+
+def _script_env(started: Deployment, name: str) -> ScriptEnvironment:
+    """The generated scripts' environment: every host of the design reaches its server."""
+    hosts = set()
+    for path in started.config_dir.glob("galera-*.cnf"):
+        text = path.read_text()
+        hosts |= set(file_hosts(text, file_site(text)))
+    return script_environment(started, hosts, started.root / name)
+
+
+def _proxysql_admin(environment: ScriptEnvironment, config: Path, lost: str) -> sqlite3.Connection:
+    """ProxySQL's admin schema with proxysql.sql applied, behind the scripts' PROXYSQL_CLIENT;
+    the rows proxysql.sql leaves commented out for the operator to adapt (the query rule and
+    the users of ``lost``) added as the operator would."""
+    db = _admin_db()
+    text = (config / "proxysql.sql").read_text()
+    commands = _data_lines("proxysql_admin_commands.txt")
+    for statement in sql_statements(text):
+        _run_proxysql(db, statement, commands)
+    for statement in _commented_statements(text):
+        if f"'{lost}')" in statement or f"'owned by {lost}')" in statement:
+            _run_proxysql(db, statement, commands)
+    db.commit()  # a backup waits for the source's open transaction otherwise
+    target = sqlite3.connect(environment.proxysql_db)
+    db.backup(target)
+    target.close()
+    return db
+
+
+def _channels_running(started: Deployment) -> None:
+    for replica, channel in _apply_async_sql(started):
+        wait_for(
+            lambda r=replica, c=channel: (
+                _channel_status(r, c).get("Slave_IO_Running") == "Yes"
+                and _channel_status(r, c).get("Slave_SQL_Running") == "Yes"
+            ),
+            60,
+            f"channel {channel} on {replica.host} runs",
+        )
+
+
+class _Writer(threading.Thread):
+    """An application writing lost's rows through "ProxySQL": each insert goes to the cluster
+    that the admin schema's query rules route lost's writer hostgroup to; a refused insert
+    (read_only) is retried with the same id. Records what each cluster acknowledged."""
+
+    def __init__(self, proxysql_db: Path, rule_ids: list[int], servers: dict[int, Server]):
+        super().__init__(daemon=True)
+        self.proxysql_db, self.rule_ids, self.servers = proxysql_db, rule_ids, servers
+        self.acked: dict[int, int] = {}  # id -> writer hostgroup that acknowledged it
+        self.refused = 0
+        self.errors: list[str] = []
+        self.missing_at_move: set[int] = set()
+        self.stop_event = threading.Event()
+
+    def _route(self) -> int:
+        with contextlib.closing(sqlite3.connect(self.proxysql_db)) as db:
+            marks = ",".join("?" * len(self.rule_ids))
+            rows = db.execute(
+                "SELECT DISTINCT destination_hostgroup FROM mysql_query_rules "
+                f"WHERE rule_id IN ({marks})",
+                self.rule_ids,
+            ).fetchall()
+        assert len(rows) == 1, rows
+        return int(rows[0][0])
+
+    def run(self) -> None:
+        import pymysql
+
+        connections: dict[int, Any] = {}
+        next_id, last = 1, None
+        while not self.stop_event.is_set():
+            hostgroup = self._route()
+            server = self.servers[hostgroup]
+            try:
+                if hostgroup not in connections:
+                    connections[hostgroup] = pymysql.connect(
+                        unix_socket=str(server.socket),
+                        user="switch_app",
+                        password=SECRET,
+                        autocommit=True,
+                    )
+                with connections[hostgroup].cursor() as cur:
+                    if last is not None and hostgroup != last:
+                        # The writes just moved: the new writer must hold every earlier one.
+                        cur.execute("SELECT id FROM switchover.t")
+                        have = {row[0] for row in cur.fetchall()}
+                        self.missing_at_move |= set(self.acked) - have
+                    cur.execute("INSERT INTO switchover.t VALUES (%s, %s)", (next_id, hostgroup))
+                self.acked[next_id] = hostgroup
+                next_id, last = next_id + 1, hostgroup
+            except pymysql.err.MySQLError as error:
+                if error.args[0] == 1290:  # ER_OPTION_PREVENTS_STATEMENT: read_only
+                    self.refused += 1
+                else:
+                    self.errors.append(str(error))
+                connections.pop(hostgroup, None)
+                time.sleep(0.02)
+            time.sleep(0.005)
+        for conn in connections.values():
+            conn.close()
+
+
 @pytest.mark.slow
-def test_runbook_promotion_steps_run_and_the_survivor_takes_writes(
-    designs: dict[str, Path], deployment: Deployment
-) -> None:
-    """A whole cluster is lost; the promotion file runs on the taker, which takes writes;
-    the fencing file makes the lost cluster's node refuse writes when it comes back."""
+def test_switchover_under_load_loses_nothing(deployment: Deployment) -> None:
+    """The generated switchover script moves lost's writes to the taker and back while an
+    application keeps writing them: every acknowledged write reaches both clusters, and at
+    each move the new writer already held every earlier one."""
     started = _started(deployment)
     config = started.config_dir
-    promotions = _failover_files(config, "promote")
-    assert promotions, "no promotion steps (config/failover-*-to-*.promote.sql)"
-    promote = promotions[0]
-    lost, taker = _lost_and_taker(promote)
+    _, lost, taker = _pair(config)
+    script = config / f"switchover-{lost}-to-{taker}.sh"
+    environment = _script_env(started, "switchover")
+    db = _proxysql_admin(environment, config, lost)
+    groups = dict(
+        db.execute("SELECT comment, writer_hostgroup FROM mysql_galera_hostgroups").fetchall()
+    )
+    rule_ids = [
+        r[0]
+        for r in db.execute(
+            "SELECT rule_id FROM mysql_query_rules WHERE destination_hostgroup = ?", (groups[lost],)
+        ).fetchall()
+    ]
+    assert rule_ids, "no query rule routes the lost cluster's rows"
+    _channels_running(started)
     clusters = started.clusters()
-    header = promote.read_text()
-    on_host = re.search(r"^-- Run on (\S+) \(cluster", header, re.M)
-    assert on_host, f"{promote.name}: does not say where it runs"
-    replica = started.server(on_host.group(1))
+    source, target = clusters[lost][0], clusters[taker][0]
+    source.execute(
+        "CREATE DATABASE IF NOT EXISTS switchover",
+        "CREATE TABLE switchover.t (id INT PRIMARY KEY, hostgroup INT NOT NULL)",
+        f"CREATE USER IF NOT EXISTS switch_app@localhost IDENTIFIED BY '{SECRET}'",
+        "GRANT INSERT, SELECT ON switchover.* TO switch_app@localhost",
+    )
+    wait_for(
+        lambda: (
+            target.query("SHOW TABLES FROM switchover LIKE 't'")
+            if target.query("SHOW DATABASES LIKE 'switchover'")
+            else None
+        ),
+        30,
+        "the table reaches the taker",
+    )
+    wait_for(
+        lambda: target.query("SELECT 1 FROM mysql.user WHERE user = 'switch_app'"),
+        30,
+        "the account reaches the taker",
+    )
+    writer = _Writer(
+        environment.proxysql_db, rule_ids, {groups[lost]: source, groups[taker]: target}
+    )
+    writer.start()
+    try:
+        time.sleep(1.0)
+        forward = run_script(script, environment)
+        print(forward.stdout, forward.stderr)
+        assert forward.returncode == 0, forward.stderr
+        assert re.search(r"lag now 0 s", forward.stdout), forward.stdout
+        time.sleep(1.0)
+        back = run_script(script, environment, "back")
+        print(back.stdout, back.stderr)
+        assert back.returncode == 0, back.stderr
+        time.sleep(1.0)
+    finally:
+        writer.stop_event.set()
+        writer.join(timeout=30)
+    assert not writer.errors, writer.errors[:5]
+    by_writer = {
+        hg: sum(1 for v in writer.acked.values() if v == hg) for hg in (groups[lost], groups[taker])
+    }
+    print(
+        f"acknowledged {len(writer.acked)} writes {by_writer}, "
+        f"{writer.refused} refused while read_only"
+    )
+    assert all(by_writer.values()), f"both clusters took writes: {by_writer}"
+    assert not writer.missing_at_move, (
+        f"moved before these reached the new writer: {sorted(writer.missing_at_move)[:20]}"
+    )
+    for server in (source, target):
+        wait_for(
+            lambda s=server: (
+                {r[0] for r in s.query("SELECT id FROM switchover.t")} >= set(writer.acked)
+            ),
+            60,
+            f"{server.host} holds every acknowledged write",
+        )
+    assert source.variable("read_only") == "OFF", "the lost cluster takes its writes again"
+
+
+def _disable_heartbeat(server: Server) -> None:
+    """Drop this node's own heartbeat event (kept out of replication, as the file made it), so
+    that the only transactions of its domain are the test's."""
+    events = server.query(
+        "SELECT EVENT_NAME FROM information_schema.EVENTS WHERE EVENT_SCHEMA = 'advisor'"
+    )
+    with server.root_connection() as conn, conn.cursor() as cur:
+        cur.execute("SET SESSION sql_log_bin = OFF")
+        cur.execute("SET SESSION wsrep_on = OFF")
+        for (name,) in events:
+            cur.execute(f"DROP EVENT IF EXISTS advisor.`{name}`")
+
+
+def _local(server: Server, *statements: str) -> None:
+    """Statements on this node alone: neither Galera nor the binary log carries them."""
+    with server.root_connection() as conn, conn.cursor() as cur:
+        cur.execute("SET SESSION sql_log_bin = OFF")
+        cur.execute("SET SESSION wsrep_on = OFF")
+        for statement in statements:
+            cur.execute(statement)
+
+
+def _cut_link(source: Server, replica: Server, channel: str) -> None:
+    """The channel's connection dropped and refused from now on: the replica's IO thread is
+    left retrying (Connecting) with what it received, as when the network breaks."""
+    _local(source, "ALTER USER repl ACCOUNT LOCK")
+    for (thread,) in source.query(
+        "SELECT ID FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'"
+    ):
+        source.execute(f"KILL {thread}")
+    wait_for(
+        lambda: _channel_status(replica, channel).get("Slave_IO_Running") != "Yes",
+        30,
+        "the channel's connection drops",
+    )
+
+
+def _mend_link(source: Server) -> None:
+    _local(source, "ALTER USER repl ACCOUNT UNLOCK")
+
+
+def _position_stands_still(server: Server, domain: str) -> None:
+    """Until the domain's position is the same 1.5 s apart (a heartbeat run lasts 1 s)."""
+    last = [-1]
+
+    def still() -> bool:
+        now = _domain_seq(server, "gtid_binlog_pos", domain)
+        same, last[0] = now == last[0], now
+        return same
+
+    wait_for(still, 30, f"{server.host} stops writing domain {domain}", interval_s=1.5)
+
+
+def _domain_seq(server: Server, variable: str, domain: str) -> int:
+    return _seq(server.variable(variable), domain)
+
+
+BACKLOG = 200  # transactions received by the taker but not applied when the lost cluster dies
+NEVER_CROSSED = 37  # transactions the lost cluster commits after its channel to the taker is cut
+
+
+@pytest.mark.slow
+def test_runbook_promotion_applies_the_backlog_and_the_return_keeps_what_never_crossed(
+    designs: dict[str, Path], deployment: Deployment
+) -> None:
+    """A whole cluster is lost with a backlog in the taker's relay log and commits that never
+    crossed. The promotion script applies every received transaction before it promotes; the
+    survivor takes writes; the fencing file makes the returning node refuse writes; the return
+    script counts and keeps aside exactly the commits that never crossed, rebuilds the returning
+    cluster from the survivor and re-points both channels."""
+    started = _started(deployment)
+    config = started.config_dir
+    promote, lost, taker = _pair(config)
+    clusters = started.clusters()
+    replica = started.server(_header_host(promote))
     assert replica.cluster == taker, (replica.host, taker)
-    # The lost cluster's last commit, replicated before it dies (the RPO is about later ones).
-    clusters[lost][0].execute(
+    channel = next(c for r, c in _apply_async_sql(started) if r is replica and c.endswith(lost))
+    _channels_running(started)
+    old = clusters[lost][0]
+    domain = old.settings["wsrep_gtid_domain_id"]
+    for server in clusters[lost]:
+        _disable_heartbeat(server)
+    _position_stands_still(old, domain)  # a run of the event already started ends first
+    # The lost cluster's last commit that crosses before the backlog (the RPO is about later ones).
+    old.execute(
         "CREATE DATABASE IF NOT EXISTS before_loss",
         "CREATE TABLE before_loss.t (id INT PRIMARY KEY)",
         "INSERT INTO before_loss.t VALUES (1)",
+        "CREATE TABLE before_loss.backlog (id INT PRIMARY KEY)",
+        "CREATE TABLE before_loss.cut (id INT PRIMARY KEY)",
     )
-    domain = clusters[lost][0].settings["wsrep_gtid_domain_id"]
-    marker_seq = _seq(clusters[lost][0].variable("gtid_binlog_pos"), domain)
     _marker_reaches(replica)
+    wait_for(
+        lambda: replica.query("SHOW TABLES FROM before_loss LIKE 'cut'"),
+        30,
+        "the tables reach the taker",
+    )
+    # A backlog: the taker receives but does not apply.
+    replica.execute(f"STOP SLAVE '{channel}' SQL_THREAD")
+    old.execute(*(f"INSERT INTO before_loss.backlog VALUES ({i})" for i in range(BACKLOG)))
+    written = _domain_seq(old, "gtid_binlog_pos", domain)
+    wait_for(
+        lambda: _seq(_channel_status(replica, channel)["Gtid_IO_Pos"], domain) >= written,
+        30,
+        "the taker receives the backlog",
+    )
+    assert replica.query("SELECT COUNT(*) FROM before_loss.backlog")[0][0] == 0, "not applied yet"
+    # The link is cut (the lost cluster no longer lets the channel in; its IO thread keeps
+    # trying, as over a broken network): these commits never cross.
+    _cut_link(old, replica, channel)
+    old.execute(*(f"INSERT INTO before_loss.cut VALUES ({i})" for i in range(NEVER_CROSSED)))
     for server in clusters[lost]:
         kill(server)
-    output = _client(replica, promote, started.path_map)
-    print(output)
+    environment = _script_env(started, "failover")
+    # A received transaction the SQL thread cannot apply (its row already there, on this node
+    # alone): the promotion stops, promotes nothing and leaves the channel as it was.
+    _local(replica, "INSERT INTO before_loss.backlog VALUES (0)")
+    short = ScriptEnvironment({**environment.env, "WAIT_TIMEOUT_S": "3"}, environment.proxysql_db)
+    stuck = run_script(promote, short)
+    print(stuck.stdout, stuck.stderr)
+    assert stuck.returncode == 1, stuck.stdout
+    assert "NOT PROMOTED (step 1)" in stuck.stderr and "Duplicate entry" in stuck.stderr
+    assert _channel_status(replica, channel)["Slave_IO_Running"] != "No", "left as it was"
+    assert not replica.query(
+        "SELECT 1 FROM information_schema.TABLES WHERE TABLE_NAME = 'failover_log'"
+    ), "nothing recorded"
+    # The error fixed, the same script runs again and applies every received transaction.
+    _local(replica, "DELETE FROM before_loss.backlog WHERE id = 0")
+    promoted = run_script(promote, environment)
+    print(promoted.stdout, promoted.stderr)
+    assert promoted.returncode == 0, promoted.stderr
+    applied = re.search(r"applied from the relay log: (\d+) transaction", promoted.stdout)
+    assert applied and int(applied.group(1)) == BACKLOG, promoted.stdout
+    assert replica.query("SELECT COUNT(*) FROM before_loss.backlog")[0][0] == BACKLOG
     recorded = replica.query(
         "SELECT lost_cluster, taker_cluster, replica_pos FROM advisor.failover_log "
         "ORDER BY id DESC LIMIT 1"
     )[0]
     assert recorded[:2] == (lost, taker)
-    # It records the lost cluster's position as applied here: at least the marker's.
-    recorded_seq = _seq(str(recorded[2]), domain)
-    assert recorded_seq >= marker_seq, (recorded, marker_seq)
+    assert _seq(str(recorded[2]), domain) == written, (recorded, written)
     # The survivor takes writes, on every node of its cluster.
     writer = clusters[taker][0]
     assert writer.variable("read_only") == "OFF"
@@ -1039,14 +1405,13 @@ def test_runbook_promotion_steps_run_and_the_survivor_takes_writes(
             lambda m=member: (
                 m.query("SHOW DATABASES LIKE 'promoted'")
                 and m.query("SELECT COUNT(*) FROM promoted.t")[0][0] == 1
+                and m.query("SELECT COUNT(*) FROM before_loss.backlog")[0][0] == BACKLOG
             ),
             20,
-            f"{member.host} sees the survivor's write",
+            f"{member.host} sees the backlog and the survivor's write",
         )
     # The lost cluster comes back: the fencing file, first thing, makes it refuse writes.
-    fence = promote.with_name(promote.name.replace(".promote.sql", ".fence.sql"))
-    assert fence.exists(), f"no fencing file {fence.name}"
-    old = clusters[lost][0]
+    fence = _failover_files(config, "fence")[0]
     # A node killed alone leaves safe_to_bootstrap: 0; Codership's recovery procedure sets it
     # on the node with the last commit before bootstrapping (Galera docs, Crash Recovery).
     grastate = old.datadir / "grastate.dat"
@@ -1055,13 +1420,12 @@ def test_runbook_promotion_steps_run_and_the_survivor_takes_writes(
     )
     start(old, bootstrap=True)
     _client(old, fence, started.path_map)
+    _mend_link(old)  # the account locked to cut the link (the test's, not the design's)
     assert old.variable("read_only") == "ON"
-    # What the failover lost (the RPO, here the heartbeat commits after the last one that
-    # crossed): the lost cluster's own binary log against what the promotion recorded.
-    lost_seq = _seq(old.variable("gtid_binlog_pos"), domain)
-    assert lost_seq >= recorded_seq
-    print(f"failover lost {lost_seq - recorded_seq} transactions of domain {domain}")
-    old.execute(
+    assert _domain_seq(old, "gtid_binlog_pos", domain) == written + NEVER_CROSSED
+    # The application's account, on this node alone: the test's, not a commit of the scenario.
+    _local(
+        old,
         f"CREATE USER app@localhost IDENTIFIED BY '{SECRET}'",
         "GRANT ALL ON before_loss.* TO app@localhost",
     )
@@ -1076,3 +1440,30 @@ def test_runbook_promotion_steps_run_and_the_survivor_takes_writes(
     ):
         cur.execute("INSERT INTO before_loss.t VALUES (2)")
     assert refused.value.args[0] == 1290, refused.value  # ER_OPTION_PREVENTS_STATEMENT
+    # The return: the commits that never crossed, counted and kept aside, then the rebuild.
+    back = _failover_files(config, "return")
+    returned = run_script(back[0], environment, timeout_s=240)
+    print(returned.stdout, returned.stderr)
+    assert returned.returncode == 0, returned.stderr
+    counted = re.search(r"(\d+) transaction\(s\) never crossed", returned.stdout)
+    assert counted and int(counted.group(1)) == NEVER_CROSSED, returned.stdout
+    kept = re.search(r"kept aside: (\S+) \((\d+) transaction", returned.stdout)
+    assert kept and int(kept.group(2)) == NEVER_CROSSED, returned.stdout
+    dump = Path(kept.group(1)).read_text()
+    assert len(re.findall(rf"GTID {domain}-\d+-\d+", dump)) == NEVER_CROSSED
+    assert "`cut`" in dump, dump[:2000]  # the table map of the rows that never crossed
+    # Rebuilt from the survivor: the backlog and the survivor's write, not what never crossed.
+    assert old.query("SELECT COUNT(*) FROM before_loss.backlog")[0][0] == BACKLOG
+    assert old.query("SELECT COUNT(*) FROM before_loss.cut")[0][0] == 0
+    assert old.query("SELECT COUNT(*) FROM promoted.t")[0][0] == 1
+    # Both channels run again: a write on either side reaches the other.
+    writer.execute("INSERT INTO promoted.t VALUES (2)")
+    wait_for(
+        lambda: old.query("SELECT COUNT(*) FROM promoted.t")[0][0] == 2, 30, "taker -> returned"
+    )
+    old.execute("INSERT INTO before_loss.t VALUES (3)")  # root passes read_only
+    wait_for(
+        lambda: replica.query("SELECT COUNT(*) FROM before_loss.t WHERE id = 3")[0][0] == 1,
+        60,
+        "returned -> taker over the re-pointed channel",
+    )

@@ -2,17 +2,23 @@
 -- Heartbeat of cluster paris (server_id 3), topology "global-counter" (per_site_clusters),
 -- after pt-heartbeat: every
 -- node writes its row of advisor.heartbeat every 20 ms, and the rows reach the other
--- clusters through the asynchronous channels, where their age is the channel's lag (plus up to
--- 20 ms, and any clock offset between the sites: keep chrony or NTP on every host).
+-- clusters through the asynchronous channels, where the age of the newest is the channel's lag (plus
+-- up to 20 ms, and any clock offset between the sites: keep chrony or NTP on every host).
 -- Seconds_Behind_Master only counts whole seconds; this shows tens of milliseconds.
 --
--- Run once on one node of cluster paris, with the mariadb / mysql client (it uses DELIMITER):
---   mariadb < heartbeat-paris.sql
--- It is idempotent; the event needs event_scheduler=ON (in the galera-*.cnf files). The event is
--- named after this cluster's server_id: a replicated event is disabled (SLAVESIDE_DISABLED) on
--- the other clusters, which run their own.
+-- Run on EVERY node of cluster paris (paris-db1, paris-db2, paris-db3), with the mariadb / mysql
+-- client (it uses DELIMITER):  mariadb -h <node> < heartbeat-paris.sql
+-- Each node gets its own event, created with wsrep_on and sql_log_bin off so that it stays on that
+-- node: an event that arrives by replication (Galera or a channel) is SLAVESIDE_DISABLED and never
+-- runs there. With one event on one node, losing that node stopped the heartbeat of the whole
+-- cluster, which then read as a dead channel (our lab, MariaDB 10.11.19: an event created on one
+-- node of three was SLAVESIDE_DISABLED on the other two, and the newest row kept ageing after that
+-- node was killed, 25 s later still, though the other two were a Primary cluster; with the event on
+-- every node, each wrote its row). The event needs event_scheduler=ON (in the galera-*.cnf files).
+-- It is idempotent: run it again on a node that was rebuilt.
 -- Sources: pt-heartbeat (https://docs.percona.com/percona-toolkit/pt-heartbeat.html); CREATE
--- EVENT (https://mariadb.com/kb/en/create-event/).
+-- EVENT (https://mariadb.com/kb/en/create-event/); an event created by a replication thread is
+-- SLAVESIDE_DISABLED (MariaDB source, sql/event_parse_data.cc, check_originator_id), by Galera too (lab).
 
 CREATE DATABASE IF NOT EXISTS advisor;
 
@@ -23,8 +29,13 @@ CREATE TABLE IF NOT EXISTS advisor.heartbeat (
   PRIMARY KEY (server_id, node)
 ) ENGINE=InnoDB;
 
+-- This node's own event: kept out of Galera and of the binary log (both variables are the
+-- session's own, and set back below).
+SET SESSION sql_log_bin = OFF;
+SET SESSION wsrep_on = OFF;
+DROP EVENT IF EXISTS advisor.heartbeat_3;
 DELIMITER ;;
-CREATE EVENT IF NOT EXISTS advisor.heartbeat_3
+CREATE EVENT advisor.heartbeat_3
   ON SCHEDULE EVERY 1 SECOND
   ON COMPLETION PRESERVE
   COMMENT 'advisor heartbeat: 49 writes, 20 ms apart'
@@ -40,9 +51,11 @@ CREATE EVENT IF NOT EXISTS advisor.heartbeat_3
     END WHILE;
   END;;
 DELIMITER ;
+SET SESSION wsrep_on = ON;
+SET SESSION sql_log_bin = ON;
 
 -- Reading it, on any node of the other clusters: the age of the newest row of every other
--- cluster [ms]. Expected at p99 (the channel's modelled lag plus one interval):
+-- cluster [ms], whichever of its nodes wrote it (one node lost does not stop it). Expected at p99 (the channel's modelled lag plus one interval):
 --   channel from_frankfurt: 30.6 ms
 --   channel from_london: 29.1 ms
 --   channel from_paris: 29.1 ms
