@@ -30,17 +30,20 @@ from advisor.inputs.topology import FieldError, Topology
 from advisor.measurements.reading import open_regular
 
 KeyPath = tuple[str | int, ...]
-_YAML12_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+$")
+# Patterns matched whole (fullmatch): '$' of re.match also accepts a final newline.
+_YAML12_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+")
 # Numbers as YAML 1.2's core schema writes them. YAML 1.1, which PyYAML implements, also reads
 # '1:30' as 90 (base 60), '017' as 15 (octal), '0b11', '1_000' and '+.5' alike: a plain
 # scalar it resolves to a number but YAML 1.2 does not is refused, naming the key.
 _YAML12_NUMBER = {
-    "tag:yaml.org,2002:int": re.compile(r"^(?:[-+]?(?:0|[1-9][0-9]*)|0o[0-7]+|0x[0-9a-fA-F]+)$"),
+    "tag:yaml.org,2002:int": re.compile(r"(?:[-+]?(?:0|[1-9][0-9]*)|0o[0-7]+|0x[0-9a-fA-F]+)"),
     "tag:yaml.org,2002:float": re.compile(
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+        r"(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))"
     ),
 }
+# Longest integer read [characters]: the largest bound of any key is 1e16 bytes (17 digits).
+_INT_DIGITS = 30
 # The tags of YAML's safe schema; any other (!!python/object/apply:..., !custom) is refused.
 _SAFE_TAGS = frozenset(tag for tag in yaml.SafeLoader.yaml_constructors if tag is not None)
 Positions = dict[KeyPath, tuple[int, int]]
@@ -282,6 +285,7 @@ class _Builder:
         self.positions: dict[KeyPath, tuple[int, int]] = {}
         self.key_positions: dict[KeyPath, tuple[int, int]] = {}
         self.count = 0
+        self.merging: set[int] = set()  # the mappings whose merge keys are being expanded
         self.constructor = yaml.SafeLoader("")  # scalar resolution and construction only
 
     def build(self, node: yaml.Node, path: KeyPath) -> Any:
@@ -311,7 +315,7 @@ class _Builder:
             isinstance(node, yaml.ScalarNode)
             and node.tag in _YAML12_NUMBER
             and not node.style
-            and not _YAML12_NUMBER[node.tag].match(node.value)
+            and not _YAML12_NUMBER[node.tag].fullmatch(node.value)
         ):
             self._fail(
                 node,
@@ -323,9 +327,18 @@ class _Builder:
             isinstance(node, yaml.ScalarNode)
             and node.tag == "tag:yaml.org,2002:str"
             and not node.style
-            and _YAML12_FLOAT.match(node.value)
+            and _YAML12_FLOAT.fullmatch(node.value)
         ):
             return float(node.value)  # YAML 1.2 reads 1e9 as a number; YAML 1.1 as text
+        if node.tag == "tag:yaml.org,2002:int" and len(node.value) > _INT_DIGITS:
+            # int() of over 4,300 decimal digits raises, and a smaller huge one cannot be
+            # shown in an error (repr raises too); no key takes a number this long.
+            self._fail(
+                node,
+                f"an integer of {len(node.value):,} characters; no key takes a number of more "
+                f"than {_INT_DIGITS} digits",
+                path,
+            )
         try:
             value = self.constructor.construct_object(node, deep=True)
         except yaml.YAMLError as error:
@@ -363,7 +376,14 @@ class _Builder:
         for source in sources:
             if not isinstance(source, yaml.MappingNode):
                 self._fail(source, "a merge key (<<) needs a mapping or a list of mappings")
-            for key, value in self._mapping(source, path).items():
+            if id(source) in self.merging:  # `&a {<<: *a}` recursed until Python gave up
+                self._fail(node, "a merge key (<<) refers to a mapping that holds it", path)
+            self.merging.add(id(source))
+            try:
+                merged = self._mapping(source, path)
+            finally:
+                self.merging.discard(id(source))
+            for key, value in merged.items():
                 if key not in explicit:
                     result.setdefault(key, value)
 

@@ -432,7 +432,9 @@ class Workload(_Model):
 
 class Galera(_Model):
     flavor: Literal["mariadb", "pxc", "codership"] = "mariadb"
-    version: Annotated[str, Field(pattern=r"^\d+(\.\d+){0,3}$")] | None = None
+    # At most six digits a part: "26.4.20", "10.11.6"; a part of thousands of digits is no
+    # version, and int() of one over 4,300 digits raised in the configuration (issue 26).
+    version: Annotated[str, Field(pattern=r"^\d{1,6}(\.\d{1,6}){0,3}$")] | None = None
     provider_options: dict[str, OptionValue] = {}
 
     @field_validator("provider_options")

@@ -96,8 +96,13 @@ def fragment_bytes(max_packet_size_bytes: int = DEFAULT_MAX_PACKET_SIZE_BYTES) -
     32728
     >>> fragment_bytes(16384)
     16364
+    >>> fragment_bytes(1)         # Galera raises a packet below the header to header + 1
+    1
     """
-    return min(int(max_packet_size_bytes), GCOMM_MTU_BYTES) - GCS_ACTION_HEADER_BYTES
+    # gcs_core_set_pkt_size (gcs/src/gcs_core.cpp) takes max(header + 1, packet size), then
+    # the transport's size: a gcs.max_packet_size of 0 to 20 still carries one byte.
+    message_bytes = max(GCS_ACTION_HEADER_BYTES + 1, int(max_packet_size_bytes))
+    return min(message_bytes, GCOMM_MTU_BYTES) - GCS_ACTION_HEADER_BYTES
 
 
 def fragment_count(writeset_bytes: npt.ArrayLike, fragment_size_bytes: int) -> IntArray:
