@@ -165,3 +165,87 @@ def test_a_merge_of_an_earlier_anchor_still_works():
     )
     sites = parse_topology(text).topology.sites
     assert [(s.name, s.nodes) for s in sites] == [("a", 5), ("b", 5)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Item 2: the row locks of many rows a commit are bounded work
+
+ROWS = """\
+name: t
+sites:
+  - {name: a, location: {lat: 48.85, lon: 2.35}}
+workload:
+  commits_per_s: 100
+  clients:
+    concurrency: 64
+    baseline_txn_latency_ms: 5
+    row_writes: {rows_per_commit: ROWS, table_rows: TABLE}
+"""
+
+
+def _counting_draws(monkeypatch):
+    """Count every row the lock table draws (the work that took 300 s)."""
+    from advisor.model.row_locks import RowLocks
+
+    drawn = {"rows": 0}
+    draw = RowLocks._draw
+
+    def counted(self):
+        rows = draw(self)
+        drawn["rows"] += len(rows)
+        return rows
+
+    monkeypatch.setattr(RowLocks, "_draw", counted)
+    return drawn
+
+
+@pytest.mark.parametrize(("rows", "table"), [(1000, 10**12), (5000, 10**12), (10_000, 10**12)])
+def test_many_rows_a_commit_are_bounded_work(tmp_path, monkeypatch, rows, table):
+    # 5,000 rows a commit of a 1e12-row table ran over 300 s (a list scanned for every row
+    # drawn, a list popped from its front for every row locked); the rows drawn are now
+    # bounded before the run, whatever rows_per_commit the schema allows.
+    drawn = _counting_draws(monkeypatch)
+    path = tmp_path / "t.yaml"
+    path.write_text(ROWS.replace("ROWS", str(rows)).replace("TABLE", str(table)))
+    result = recommend(path)
+    assert result.options[0].throughput is not None
+    assert drawn["rows"] <= pipeline.MAX_SIMULATED_ROW_WORK + rows
+
+
+def test_commits_that_share_rows_run_one_at_a_time():
+    # 5,001 of 10,000 rows: any two commits share two rows (pigeonhole), so the 64 clients
+    # commit one at a time: 1000 / (30 ms path + 1 ms local) = 32.26 commits/s.
+    from advisor.model.row_locks import RowWrites
+
+    run = pipeline.closed_loop(
+        64, 4.0, 1, [30.0], [20.0], [1], user_window=2, send_window=4,
+        writesets_per_message=19.0, local_commit_ms=1.0, row_writes=RowWrites(5001, 10_000),
+    )  # fmt: skip
+    assert run.commits_per_s == pytest.approx(1000 / 31.0)
+    assert float(run.txn_ms[0]) == pytest.approx(64 * 31.0)
+
+
+def test_deadlocking_clients_stop_at_the_bound_and_commit_one_at_a_time(monkeypatch):
+    # 50 of 100 rows by 64 clients: nearly every request closes a cycle and its victim draws
+    # again; the run stops at MAX_SIMULATED_DEADLOCKS and reports one commit at a time.
+    from advisor.model.row_locks import RowWrites
+
+    drawn = _counting_draws(monkeypatch)
+    run = pipeline.closed_loop(
+        64, 4.0, 1, [30.0], [20.0], [1], user_window=2, send_window=4,
+        writesets_per_message=19.0, local_commit_ms=1.0, row_writes=RowWrites(50, 100),
+    )  # fmt: skip
+    assert run.commits_per_s == pytest.approx(1000 / 31.0, rel=0.05)
+    assert drawn["rows"] <= 50 * (pipeline.MAX_SIMULATED_DEADLOCKS + 4000)
+
+
+def test_a_lone_client_runs_as_without_row_locks():
+    from advisor.model.row_locks import RowWrites
+
+    def run(rows):
+        return pipeline.closed_loop(
+            1, 4.0, 1, [30.0], [20.0], [1], user_window=2, send_window=4,
+            writesets_per_message=19.0, local_commit_ms=1.0, row_writes=rows,
+        ).commits_per_s  # fmt: skip
+
+    assert run(RowWrites(10_000, 10_000)) == run(None)
