@@ -249,3 +249,108 @@ def test_a_lone_client_runs_as_without_row_locks():
         ).commits_per_s  # fmt: skip
 
     assert run(RowWrites(10_000, 10_000)) == run(None)
+
+
+# ---------------------------------------------------------------------------------------------
+# Item 3: lines bounded while reading, parsers linear
+
+DATA = Path(__file__).parent / "data" / "measurements"
+
+
+def test_an_over_long_line_is_refused_before_the_rest_is_read(tmp_path, monkeypatch):
+    # One 160 MB samples line took 3.6 GB before it was refused; now the reading stops at
+    # the first piece that holds more than MAX_LINE_BYTES of one line.
+    from advisor.measurements import parse_file, reading
+
+    path = tmp_path / "long.txt"
+    path.write_bytes(b"1.5\n" + b"1" * (20 * reading._CHUNK_BYTES))
+    read = {"bytes": 0}
+    opened = reading.open_regular
+
+    def counting(p):
+        handle = opened(p)
+        real = handle.read
+
+        def read_counted(n=-1):
+            data = real(n)
+            read["bytes"] += len(data)
+            return data
+
+        handle.read = read_counted
+        return handle
+
+    monkeypatch.setattr(reading, "open_regular", counting)
+    with pytest.raises(AdvisorError) as caught:
+        parse_file(path, "samples")
+    assert str(caught.value) == (
+        f"{path}:2: a line of more than 65,536 bytes; no tool prints one so long (a binary "
+        "file, or many lines joined?)"
+    )
+    assert read["bytes"] <= reading._CHUNK_BYTES
+
+
+@pytest.mark.parametrize(
+    ("pieces", "line"),
+    [
+        ([b"abc\nabcdef\n"], 2),
+        ([b"abc\r\nab", b"cdef"], 2),  # a line across two pieces
+        ([b"a\r", b"\nabcdef"], 2),  # a CRLF split between pieces is one line end
+        ([b"a\rb\rc\rabcdef"], 4),  # CR-only line ends
+        ([b"abc", b"def"], 1),
+    ],
+)
+def test_line_numbers_of_over_long_lines_across_pieces(monkeypatch, pieces, line):
+    from advisor.measurements import reading
+
+    monkeypatch.setattr(reading, "MAX_LINE_BYTES", 5)
+    counter = reading._LineCounter("f")
+    with pytest.raises(AdvisorError, match=rf"^f:{line}: a line of more than 5 bytes"):
+        for piece in pieces:
+            counter.check(piece)
+
+
+def test_lines_at_the_bound_are_read(monkeypatch):
+    from advisor.measurements import reading
+
+    monkeypatch.setattr(reading, "MAX_LINE_BYTES", 5)
+    counter = reading._LineCounter("f")
+    for piece in (b"abc\nabcde\n", b"ab", b"cde\r", b"\nabcde"):
+        counter.check(piece)
+    assert (counter.line, counter.length) == (4, 5)
+
+
+def test_the_text_api_bounds_lines_too():
+    from advisor.measurements import parse_measurement
+
+    with pytest.raises(AdvisorError, match=r"^<text>:3: a line of more than 65,536 bytes"):
+        parse_measurement("1.5\n2.5\n" + "1" * 70_000 + "\n", "samples")
+
+
+def test_a_sockperf_command_line_of_every_length_is_searched_once(tmp_path):
+    # '.*?' after each "sockperf pp" of a long line was quadratic (240 KB: 22.6 s; 64 KB of
+    # "sockperf" without spaces: 4.7 s). The message size is still read from the command.
+    from advisor.measurements import parse_file
+
+    base = (DATA / "sockperf_default.txt").read_text()
+    for noise in ("sockperf pp " * 5400, "sockperf" * 8100, "sockperf pp -m" * 4600):
+        path = tmp_path / "sp.txt"
+        path.write_text(noise + "\n$ sockperf pp -i 10.0.0.2 -m 1400\n" + base)
+        parsed = parse_file(path, "sockperf")
+        assert parsed.request_bytes == 1400
+
+
+# ---------------------------------------------------------------------------------------------
+# Item 5 (part): CR-only line ends
+
+
+def test_a_cr_only_ping_log_reads_as_its_lines(tmp_path):
+    # Read as one line: 1 sample, loss 0. The iputils log holds 9 replies of 10 probes.
+    from advisor.measurements import parse_file, parse_measurement
+
+    text = (DATA / "ping_iputils.txt").read_text()
+    path = tmp_path / "cr.txt"
+    path.write_bytes(text.replace("\n", "\r").encode())
+    lf = parse_file(DATA / "ping_iputils.txt", "ping")
+    for cr in (parse_file(path, "ping"), parse_measurement(text.replace("\n", "\r"), "ping")):
+        assert cr.samples_ms.tolist() == lf.samples_ms.tolist()
+        assert (cr.transmitted, cr.received, cr.loss) == (10, 9, 0.1)
