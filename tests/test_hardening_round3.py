@@ -354,3 +354,43 @@ def test_a_cr_only_ping_log_reads_as_its_lines(tmp_path):
     for cr in (parse_file(path, "ping"), parse_measurement(text.replace("\n", "\r"), "ping")):
         assert cr.samples_ms.tolist() == lf.samples_ms.tolist()
         assert (cr.transmitted, cr.received, cr.loss) == (10, 9, 0.1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Item 4: linear checks, counts bounded before the models are built
+
+
+def test_duplicate_hot_rows_are_found_in_one_pass(monkeypatch):
+    # 190,000 hot rows took 457 s: each name was looked up in the list of those before it.
+    rows = "".join(f"    - {{name: r{i}, updates_per_s: 1}}\n" for i in range(3000))
+    text = TWO_SITES + "  hot_rows:\n" + rows + "    - {name: r17, updates_per_s: 1}\n"
+    with pytest.raises(AdvisorError) as caught:
+        parse_topology(text)
+    assert str(caught.value) == (
+        "<topology>:3008:14: workload.hot_rows[3000].name: hot row 'r17' is listed twice"
+    )
+
+
+def test_too_many_sites_are_refused_before_composing(monkeypatch):
+    # 330,000 sites were refused by the model after 10 s and 740 MB of nodes and dicts; now
+    # the parser's events are counted and the 1,001st site stops the reading: no YAML node
+    # is ever composed.
+    import yaml
+
+    def no_compose(*args, **kwargs):
+        raise AssertionError("composed")
+
+    monkeypatch.setattr(yaml, "compose", no_compose)
+    sites = "".join(f"  - {{name: s{i}}}\n" for i in range(5000))
+    with pytest.raises(AdvisorError) as caught:
+        parse_topology("name: t\nsites:\n" + sites)
+    assert str(caught.value) == (
+        "<topology>:1003:5: sites: more than 1,000 items; at most 1,000 are allowed"
+    )
+
+
+def test_a_large_valid_topology_still_reads():
+    # the event count runs above 64 KB of text; 1,000 sites with their names fit
+    sites = "".join(f"  - {{name: site-{i:04d}, nodes: 0, writes: false}}\n" for i in range(999))
+    text = "name: t\nsites:\n  - {name: w}\n" + sites + "# " + "x" * 2**16 + "\n"
+    assert len(parse_topology(text).topology.sites) == 1000
