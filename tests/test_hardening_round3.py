@@ -394,3 +394,88 @@ def test_a_large_valid_topology_still_reads():
     sites = "".join(f"  - {{name: site-{i:04d}, nodes: 0, writes: false}}\n" for i in range(999))
     text = "name: t\nsites:\n  - {name: w}\n" + sites + "# " + "x" * 2**16 + "\n"
     assert len(parse_topology(text).topology.sites) == 1000
+
+
+# ---------------------------------------------------------------------------------------------
+# Item 5: measurement values beyond any network path are refused where they are read
+
+SOCKPERF = (DATA / "sockperf_default.txt").read_text()
+NETPERF_K = (DATA / "netperf_k.txt").read_text()
+PING = (DATA / "ping_iputils.txt").read_text()
+_SUMMARY_RTT = re.search(r"rtt min/avg/max/mdev = \S+", PING).group(0)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text", "line", "what", "found"),
+    [
+        ("samples", "8.1\n1e39\n9.0\n", 2, "a round-trip time", "1e39"),
+        ("samples", "8.1\n1000000.5\n", 2, "a round-trip time", "1000000.5"),  # fast path
+        ("samples", "# c\n8.1 # x\n2000000\n", 3, "a round-trip time", "2000000"),
+        (
+            "ping",
+            PING.replace(_SUMMARY_RTT, "rtt min/avg/max/mdev = 1.0/2.0/" + "9" * 40 + "/0.1"),
+            None,
+            "the summary's max",
+            "9" * 40,
+        ),
+        (
+            "ping",
+            PING.replace("time=49.6 ms", "time=1000001 ms", 1),
+            None,
+            "a reply's time",
+            "1000001",
+        ),
+        (
+            "netperf",
+            re.sub(r"MAX_LATENCY=\S+", "MAX_LATENCY=1e300", NETPERF_K),
+            6,
+            "MAX_LATENCY (usec)",
+            "1e300",
+        ),
+        (
+            "sockperf",
+            re.sub(r"(<MAX> observation =\s*)\S+", r"\g<1>1e300", SOCKPERF),
+            None,
+            "sockperf max (a round trip in ms)",
+            "1e300",
+        ),
+    ],
+)
+def test_a_round_trip_beyond_1000_s_is_refused_at_its_line(fmt, text, line, what, found):
+    # From about 3.4e38 ms the float32 draws overflowed and the JSON held NaN (exit 0).
+    from advisor.measurements import parse_measurement
+
+    if line is None:  # the line of the value in the shipped log
+        marker = found if found in text else found[:10]
+        line = text[: text.index(marker)].count("\n") + 1
+    with pytest.raises(AdvisorError) as caught:
+        parse_measurement(text, fmt)
+    assert str(caught.value) == (
+        f"<text>:{line}: {what} must be at most 1,000,000 ms (1,000 s; no network path takes "
+        f"longer), found {found!r}"
+    )
+
+
+def test_a_round_trip_of_1000_s_is_read():
+    from advisor.measurements import parse_measurement
+
+    assert parse_measurement("1000000\n", "samples").samples_ms.tolist() == [1e6]
+
+
+def test_a_netperf_message_beyond_2_gb_is_refused():
+    from advisor.measurements import parse_measurement
+
+    text = NETPERF_K.replace("REQUEST_SIZE=1024", "REQUEST_SIZE=1e300")
+    with pytest.raises(AdvisorError, match=r"REQUEST_SIZE must be from 1 to 2,147,483,648 bytes"):
+        parse_measurement(text, "netperf")
+
+
+def test_a_huge_sample_in_a_file_gives_no_nan_in_the_json(tmp_path):
+    (tmp_path / "s.txt").write_text("8.1\n1e39\n9.0\n")
+    path = tmp_path / "t.yaml"
+    path.write_text(
+        TWO_SITES + "links:\n  - sites: [a, b]\n"
+        "    measurements: [{method: icmp, format: samples, file: s.txt}]\n"
+    )
+    with pytest.raises(AdvisorError, match=r"s\.txt:2: a round-trip time must be at most"):
+        recommend(path)

@@ -24,6 +24,7 @@ import re
 
 from advisor.measurements.result import (
     ParsedMeasurement,
+    check_round_trip_ms,
     line_number,
     percentile_key,
     source_error,
@@ -104,7 +105,13 @@ def parse_sockperf(text: str, *, source: str = "<text>") -> ParsedMeasurement:
     )
     factor = 1.0 if full_rtt else 2.0
     percentiles = {  # one division: exact decimal inputs stay as close as floats allow
-        key: _microseconds(value, key, line, source) / (_US_PER_MS / factor)
+        key: check_round_trip_ms(
+            _microseconds(value, key, line, source) / (_US_PER_MS / factor),
+            f"sockperf {key} (a round trip in ms)",
+            value,
+            source,
+            line,
+        )
         for key, value, line in half
     }
     notes = [
