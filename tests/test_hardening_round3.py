@@ -70,10 +70,18 @@ def test_no_validation_pattern_of_the_inputs_accepts_a_final_newline():
     assert not offenders, offenders
 
 
-@pytest.mark.parametrize("version", ["26.4.20\n", "26.4.20 ", "1" * 7])
-def test_a_galera_version_is_digits_and_dots_whole(version):
+@pytest.mark.parametrize(
+    ("version", "says"),
+    [
+        ("26.4.20\n", "is not allowed here"),
+        ("26.4.20 ", "is not allowed here"),
+        ("26." + "1" * 7, "a version part of 7 digits; expected at most 6"),
+        ("9" * 5000, "a version part of 5,000 digits"),  # int() of it raised in doc
+    ],
+)
+def test_a_galera_version_is_digits_and_dots_whole(version, says):
     text = TWO_SITES + f"galera:\n  version: {json.dumps(version)}\n"
-    with pytest.raises(AdvisorError, match=r"galera\.version: .* is not allowed here"):
+    with pytest.raises(AdvisorError, match=rf"galera\.version: .*{re.escape(says)}"):
         parse_topology(text)
 
 
@@ -140,6 +148,15 @@ def test_a_hex_integer_of_thousands_of_digits_is_refused_too():
     # int() of hex has no digit limit, but repr() of the result in an error message has.
     text = TWO_SITES.replace("commits_per_s: 100", "commits_per_s: 0x" + "f" * 5000)
     with pytest.raises(AdvisorError, match="an integer of 5,002 characters"):
+        parse_topology(text)
+
+
+@pytest.mark.parametrize("distance", ["5e-324", "2.2e-309", "0.0009"])
+def test_a_distance_below_a_metre_is_refused(distance):
+    # 5e-324 km passed (gt 0) and the sweep's distance scaling put NaN and Infinity in its
+    # JSON (found by tests/test_properties_bounds.py).
+    text = TWO_SITES + f"links:\n  - {{sites: [a, b], distance_km: {distance}}}\n"
+    with pytest.raises(AdvisorError, match=r"links\[0\]\.distance_km: must be at least 0\.001 km"):
         parse_topology(text)
 
 

@@ -101,6 +101,17 @@ def _zero_or_measurable(value: float) -> float:
     return value
 
 
+# A distance above 0 but below a metre is no distance between sites (a rack is metres
+# long), and the sweep's scaling divides by it: 5e-324 km put NaN and Infinity in its JSON.
+MIN_DISTANCE_KM = 0.001
+
+
+def _at_least_a_metre(value: float) -> float:
+    if value < MIN_DISTANCE_KM:
+        raise ValueError(f"must be at least {MIN_DISTANCE_KM:g} km (1 m), got {value!r}")
+    return value
+
+
 Milliseconds = Annotated[float, Field(ge=0, le=1e6), AfterValidator(_zero_or_measurable)]
 PositiveMs = Annotated[float, Field(gt=0, le=1e6), AfterValidator(_zero_or_measurable)]
 PerSecond = Annotated[float, Field(ge=0, le=1e7)]
@@ -335,8 +346,10 @@ class Measurement(_Model):
 
 class Link(_Model):
     sites: Annotated[list[SiteName], Field(min_length=2, max_length=2)]
-    distance_km: Annotated[float, Field(gt=0, le=20_038)] | None = None  # half the equator
-    route_km: Annotated[float, Field(gt=0, le=1e6)] | None = None
+    distance_km: (
+        Annotated[float, Field(gt=0, le=20_038), AfterValidator(_at_least_a_metre)] | None
+    ) = None  # at most half the equator
+    route_km: Annotated[float, Field(gt=0, le=1e6), AfterValidator(_at_least_a_metre)] | None = None
     medium: Medium = "fiber"
     bandwidth_mbps: Annotated[float, Field(ge=0.001, le=1e9)] | None = None
     measurements: list[Measurement] = []
@@ -431,11 +444,20 @@ class Workload(_Model):
         return rows
 
 
+def _short_parts(version: str) -> str:
+    """At most six digits a part ("26.4.20", "10.11.6"): a part of thousands of digits is no
+    version, and int() of one over 4,300 digits raised in the configuration (issue 26)."""
+    longest = max(len(part) for part in version.split("."))
+    if longest > 6:
+        raise ValueError(f"a version part of {longest:,} digits; expected at most 6, e.g. 26.4.20")
+    return version
+
+
 class Galera(_Model):
     flavor: Literal["mariadb", "pxc", "codership"] = "mariadb"
-    # At most six digits a part: "26.4.20", "10.11.6"; a part of thousands of digits is no
-    # version, and int() of one over 4,300 digits raised in the configuration (issue 26).
-    version: Annotated[str, Field(pattern=r"^\d{1,6}(\.\d{1,6}){0,3}$")] | None = None
+    version: (
+        Annotated[str, Field(pattern=r"^\d+(\.\d+){0,3}$"), AfterValidator(_short_parts)] | None
+    ) = None
     provider_options: dict[str, OptionValue] = {}
 
     @field_validator("provider_options")
