@@ -33,7 +33,7 @@ from advisor.analysis import analyse
 from advisor.documents.render import write_documents
 from advisor.errors import AdvisorError
 from advisor.inputs.loading import parse_topology
-from advisor.inputs.topology import MIN_TIME_MS, Topology
+from advisor.inputs.topology import MIN_DISTANCE_KM, MIN_TIME_MS, Topology
 from advisor.recommendation import build_recommendation
 from advisor.sweep.grid import MAX_VALUES, VARIABLES, parse_range, sweep
 from advisor.sweep.render import render_sweep
@@ -85,11 +85,14 @@ def edge_values(model: str, key: str) -> list[float]:
         inside = bound + step if integer else math.nextafter(float(bound), inward)
         if not integer and bound == 0 and (model in _TIMES or key.endswith("_ms")):
             inside = MIN_TIME_MS  # a time is 0 or at least 1 ns (not in the schema)
+        if not integer and bound == 0 and key in _DISTANCES:
+            inside = MIN_DISTANCE_KM  # a distance is at least a metre (not in the schema)
         values.append(inside)
     return values
 
 
 _TIMES = {"Percentiles", "CommitLatencySlo"}
+_DISTANCES = {"distance_km", "route_km"}
 
 
 def at_bounds(model: str, key: str) -> st.SearchStrategy[Any]:
@@ -105,6 +108,8 @@ def at_bounds(model: str, key: str) -> st.SearchStrategy[Any]:
     )
     if model in _TIMES or key.endswith("_ms"):
         between = between.filter(lambda x: x == 0 or x >= MIN_TIME_MS)
+    if key in _DISTANCES:
+        between = between.filter(lambda x: x >= MIN_DISTANCE_KM)
     return st.one_of(edges, edges, between)
 
 
