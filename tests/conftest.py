@@ -73,3 +73,10 @@ def cli() -> Callable[..., object]:
         )
 
     return _run
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """The seed of the per-run property tests (tests/hypothesis_profiles.py), to replay."""
+    from hypothesis_profiles import SEED
+
+    return f"hypothesis per-run seed: {SEED} (replay with HYPOTHESIS_SEED={SEED})"
