@@ -308,12 +308,7 @@ def through_the_product(data: dict[str, Any], variable: str) -> None:
 # example that meets one is rejected (a failure would be shrunk: minutes of reruns) and
 # counted as an event (pytest --hypothesis-show-statistics lists it), so CI stays green and
 # the gap stays visible; once fixed, the entry goes.
-KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("OverflowError", "advisor/config/failover.py"): (
-        "doc: an unbounded RPO (an asynchronous channel whose utilisation is >= 1, e.g. "
-        "replicated_bytes_per_s beyond the link) reaches math.ceil(rpo_ms / 1000) of drain_s"
-    ),
-}
+KNOWN_GAPS: dict[tuple[str, str], str] = {}
 
 
 def _known_gap(error: BaseException) -> str | None:
