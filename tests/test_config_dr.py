@@ -496,3 +496,13 @@ def test_the_regional_drain_applies_every_received_transaction_and_stops_on_a_ti
         assert lift, "no promotion statement"
         dr.execute(replica, lift.group(1).rstrip(";"))
         app_insert(2000)
+
+
+def test_the_read_only_dr_cluster_runs_no_heartbeat(dr_plan: ConfigPlan) -> None:
+    # It takes no writes, so it has nothing to measure, and super_read_only (MySQL/PXC) would
+    # refuse the event's rows: only the writing clusters run the heartbeat.
+    (dr,) = [c for c in dr_plan.clusters if c.read_only]
+    assert dr_plan.heartbeat is not None
+    beating = {f.cluster for f in dr_plan.heartbeat.files}
+    assert dr.name not in beating and beating
+    assert not any(h in DR_HOSTS for f in dr_plan.heartbeat.files for h in f.hosts)

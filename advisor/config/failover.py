@@ -109,14 +109,19 @@ def _variant(ctx: PlanContext) -> Literal["mariadb", "mysql"]:
 
 
 def heartbeat_plan(ctx: PlanContext, links: list[AsyncLinkPlan]) -> HeartbeatPlan | None:
-    """The heartbeat of every cluster linked asynchronously (none without such links)."""
+    """The heartbeat of every writing cluster linked asynchronously (none without such
+    links)."""
     if not links:
         return None
     interval = HEARTBEAT_INTERVAL_MS
     expected = {
         c.name: round(link.lag_p99_ms + interval, 1) for link in links for c in link.channels
     }
-    linked = sorted({i for a in ctx.option.async_links for i in a.clusters})
+    # A cluster that takes no writes (a read-only disaster-recovery cluster) sends nothing to
+    # measure, and its read_only (super_read_only on MySQL/PXC) would refuse the event's rows.
+    linked = sorted(
+        {i for a in ctx.option.async_links for i in a.clusters if ctx.option.clusters[i].writers}
+    )
     files = [
         HeartbeatFile(
             cluster=ctx.labels[i],
