@@ -506,3 +506,24 @@ def test_the_read_only_dr_cluster_runs_no_heartbeat(dr_plan: ConfigPlan) -> None
     beating = {f.cluster for f in dr_plan.heartbeat.files}
     assert dr.name not in beating and beating
     assert not any(h in DR_HOSTS for f in dr_plan.heartbeat.files for h in f.hosts)
+
+
+def test_returning_or_switching_back_leaves_read_only_by_design_nodes_read_only() -> None:
+    # A lost cluster with read-only-by-design nodes (its `writes: false` site): the switchover
+    # back, the return script and the runbook make only its other nodes writable again.
+    analysis = analyse(REPO / "examples" / "paris-frankfurt" / "topology.yaml")
+    plan = plan_configuration(analysis)
+    failover = plan.failovers[0]
+    assert failover.lost_read_only_hosts == []  # no writes: false site in paris-frankfurt
+    kept = failover.lost_hosts[-1]
+    mixed = failover.model_copy(update={"lost_read_only_hosts": [kept]})
+    from advisor.documents.environment import make_environment, render_template
+
+    env = make_environment(None)
+    context = {"plan": plan, "topology": analysis.topology, "f": mixed}
+    switchover = render_template(env, "config/switchover.sh.j2", context)
+    writable = " ".join(h for h in failover.lost_hosts if h != kept)
+    assert f"LOST_WRITABLE_HOSTS='{writable}'" in switchover
+    assert "set_read_only OFF $LOST_HOSTS" not in switchover
+    reconcile = render_template(env, "config/failover-reconcile.sh.j2", context)
+    assert f"but {kept}" in reconcile

@@ -218,6 +218,12 @@ def failover_files(
                 back_replica_host=back.replica_host if back else None,
                 lost_hosts=lost_hosts,
                 taker_hosts=taker_hosts,
+                lost_read_only_hosts=[
+                    h
+                    for sp in lost.site_plans
+                    if any(x.name == "read_only" for x in sp.server)
+                    for h in sp.hosts
+                ],
                 lost_hostgroups=dict(lost.hostgroups),
                 taker_hostgroups=dict(taker.hostgroups),
                 taker_writer_host=taker.writer_host,
