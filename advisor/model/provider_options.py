@@ -13,6 +13,7 @@ from __future__ import annotations
 __all__ = [
     "FLAVOR_DEFAULTS",
     "KNOWN_OPTIONS",
+    "MAX_WINDOW",
     "check_option",
     "effective_options",
     "format_duration",
@@ -143,6 +144,10 @@ def _boolean(value: OptionValue) -> bool:
 # defaults.cpp, evs_proto.cpp); a shorter value stops mariadbd at start. evs.install_timeout
 # must lie in [evs.keepalive_period, evs.inactive_timeout], so it is at least as long.
 EVS_PERIOD_MIN_S = 0.1
+# The largest EVS window a design applies or a finding advises: the largest power of two
+# within the range Galera and this parser accept for evs.send_window and
+# evs.user_send_window (1 to 1,000,000, below).
+MAX_WINDOW = 2**19
 
 
 def _duration_at_least(minimum_s: float) -> Callable[[OptionValue], float]:
