@@ -7,7 +7,10 @@ rationale and references, the findings grouped by rule, the SVG charts and a Mer
 diagram, the pros and cons of each option, and ``estimate_ends``: the recommendation with
 every estimated round trip at the ``low`` end, the ``estimate`` and the ``high`` end of its
 range (empty when no estimated link counts; ``Analysis.estimate_ends``), and
-``multi_writer_rows``: whether some hot row has a bound for writer sites on their own nodes.
+``multi_writer_rows``: whether some hot row has a bound for writer sites on their own nodes,
+``headline``: the first screen (:func:`advisor.documents.headline.headline`) and
+``survives``: per option, how it lives through the failure the requirement names, in the
+terminal report's words.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from advisor.config.model import ConfigPlan
 from advisor.config.plan import plan_configuration
 from advisor.documents import charts
 from advisor.documents.filters import arch, ms, rate
+from advisor.documents.headline import headline, survives_text
 from advisor.model.provider_options import parse_duration_s
 from advisor.names import joined_names
 from advisor.result import Finding, OptionReport, Recommendation
@@ -79,6 +83,8 @@ def document_context(analysis: Analysis) -> dict[str, Any]:
         # Whether some hot row has a bound for writers on their own nodes (writers in step).
         "multi_writer_rows": any(r.max_updates_per_s_multi_writer for r in rec.hot_rows),
     }
+    context["headline"] = headline(analysis, rec, chosen)
+    context["survives"] = {o.architecture: survives_text(o) for o in rec.options}
     context["charts"] = _charts(analysis, rec, plan)
     return context
 
