@@ -206,31 +206,29 @@ def pros_and_cons(option: OptionReport, rec: Recommendation) -> dict[str, list[s
             "at p99 at the slowest writing site"
         )
         (good if commit["p99"] < 10 else bad).append(text)
+    # A row a blocker names under this option blocks it, even within its Callaghan bound
+    # (its commit, lock queue included, may break the latency bound): never "fits" there.
+    blocking = {
+        f.subject: f.title or f.rule
+        for f in rec.findings
+        if f.severity == "blocker" and f.option == option.architecture
+    }
     for row in rec.hot_rows:
         bound = row.max_updates_per_s.get(option.architecture)
         if bound is None:
             continue
-        if bound > row.required_updates_per_s:
-            good.append(
-                f'hot row "{row.name}" fits: {rate(row.required_updates_per_s)} needed, '
-                f"at most {rate(bound)} possible"
+        numbers = f"{rate(row.required_updates_per_s)} needed, at most {rate(bound)} possible"
+        if bound <= row.required_updates_per_s:
+            bad.append(f'hot row "{row.name}" cannot keep up: {numbers}')
+        elif row.name in blocking:
+            bad.append(
+                f'hot row "{row.name}" blocks this option although its rate is within its '
+                f"bound ({numbers}): {blocking[row.name][:1].lower()}{blocking[row.name][1:]}"
             )
         else:
-            bad.append(
-                f'hot row "{row.name}" cannot keep up: {rate(row.required_updates_per_s)} '
-                f"needed, at most {rate(bound)} possible"
-            )
-    if option.survives_site_loss:
-        good.append("writes continue when any one site or inter-site link fails")
-    elif option.survives_site_loss is False:
-        bad.append("losing a site or an inter-site link stops writes somewhere")
-    if option.data_at_risk_s is None:
-        good.append("no committed transaction is lost when a site fails (synchronous)")
-    else:
-        bad.append(
-            f"losing a site loses up to about {ms(option.data_at_risk_s * 1000)} of "
-            "recent commits (asynchronous links, p99 lag)"
-        )
+            good.append(f'hot row "{row.name}" fits: {numbers}')
+    bad.extend(_failure_consequences(option, good))
+    if option.clusters > 1:
         bad.append(
             "every row needs one owner site; writes from elsewhere pay a WAN round trip "
             "per statement"
@@ -254,6 +252,43 @@ def pros_and_cons(option: OptionReport, rec: Recommendation) -> dict[str, list[s
     if option.blockers:
         bad.append("ruled out by " + ", ".join(option.blockers))
     return {"good": good, "bad": bad}
+
+
+def _failure_consequences(option: OptionReport, good: list[str]) -> list[str]:
+    """What losing a site or link does to writes and data: "writes continue" only where no
+    failover is needed; a failover says how long writes stop and how much it loses."""
+    bad: list[str] = []
+    lost = (
+        None
+        if option.data_at_risk_s is None
+        else f"up to about {ms(option.data_at_risk_s * 1000)} of recent commits "
+        "(asynchronous links, p99 lag)"
+    )
+    if option.data_at_risk_unbounded:
+        bad.append(
+            "losing a site loses an unbounded backlog: an asynchronous channel cannot keep up "
+            "with the peak"
+            + (f" ({option.data_at_risk_reason})" if option.data_at_risk_reason else "")
+        )
+    elif option.manual_recovery:
+        bad.extend(
+            f"writes wait for a manual bootstrap after the {m}" for m in option.manual_recovery
+        )
+    elif option.survives_site_loss and option.failover_rto_s is not None:
+        bad.append(
+            f"when a site or link fails, its writes fail over in about "
+            f"{option.failover_rto_s:.0f} s" + (f", losing {lost}" if lost else "")
+        )
+        lost = None
+    elif option.survives_site_loss:
+        good.append("writes continue when any one site or inter-site link fails (no failover)")
+    elif option.survives_site_loss is False:
+        bad.append("losing a site or an inter-site link stops writes somewhere")
+    if lost is not None:
+        bad.append(f"losing a site loses {lost}")
+    elif option.data_at_risk_s is None and not option.data_at_risk_unbounded:
+        good.append("no committed transaction is lost when a site fails (synchronous)")
+    return bad
 
 
 # -- charts -----------------------------------------------------------------------------
