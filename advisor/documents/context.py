@@ -299,6 +299,8 @@ def _charts(analysis: Analysis, rec: Recommendation, plan: ConfigPlan) -> list[d
     out.append(_topology_chart(analysis, rec, plan))
     charted = _charted_links(analysis, rec)
     files = joined_names(link.sites for link, _ in charted)  # a-b + c and a + b-c differ
+    if charted:
+        out.append(_links_chart(charted, analysis))
     for n, (link, report) in enumerate(charted, start=1):
         out.append(_rtt_chart(n, link, report, analysis, plan, files[link.sites]))
     for n, row in enumerate(rec.hot_rows, start=1):
@@ -398,6 +400,65 @@ def _rtt_chart(
     }
 
 
+def _links_chart(charted: list[tuple[LinkEvidence, Any]], analysis: Analysis) -> dict[str, str]:
+    """Every charted link's small-message round trip by percentile on one axis: the links
+    inside a cluster of the recommendation solid, the others dashed, the commit SLO marked.
+
+    The Galera membership timers stay off this chart (they are seconds, and would flatten
+    the links onto the foot of a 0.1 ms to 10 s axis); each link's own chart marks them.
+    """
+    inside = {frozenset(link.sites) for c in analysis.chosen.clusters for link in c.links}
+    series = []
+    for link, _report in charted:
+        top = np.log10(link.rtt.n_samples) if link.rtt.n_samples else 2.0
+        grid = np.linspace(np.log10(2.0), max(min(top, 4.0), 1.0), 25)
+        a, b = link.sites
+        series.append(
+            charts.Series(
+                f"{a} - {b} ({link.rtt_source})",
+                grid.round(4).tolist(),
+                np.asarray(link.rtt.quantile(1.0 - 10.0**-grid)).round(4).tolist(),
+                dashed=frozenset(link.sites) not in inside,
+            )
+        )
+    slo = analysis.loaded.topology.requirements.commit_latency_ms
+    marks = [
+        charts.Mark(f"commit SLO {key} {ms(limit)}", limit)
+        for key, limit in (slo.given() if slo else {}).items()
+    ]
+    p99 = {frozenset(link.sites): float(link.rtt.quantile(0.99)) for link, _ in charted}
+    inner = [v for k, v in p99.items() if k in inside]
+    outer = [
+        float(link.rtt.quantile(0.5)) for link, _ in charted if frozenset(link.sites) not in inside
+    ]
+    see = []
+    if inner:
+        see.append(
+            f"the slowest link inside a cluster of the recommendation (solid) reaches "
+            f"{ms(max(inner))} at p99, and every commit there waits for it"
+        )
+    else:
+        see.append("no cluster of the recommendation spans two sites, so no commit crosses a link")
+    if outer:
+        see.append(
+            f"the links between its clusters (dashed, from {ms(min(outer))} at p50) carry only "
+            "asynchronous replication: no commit waits for them"
+        )
+    desc = (
+        "The round trip of small messages on each link by percentile, measured or estimated. "
+        "What to see: " + "; ".join(see) + ". Dashed horizontal lines mark the commit SLO; "
+        "the Galera membership timers, seconds away, are on each link's own chart."
+    )
+    svg = charts.rtt_chart("rtt-links", "Round trips of every link", desc, series, marks)
+    return {
+        "kind": "rtt_links",
+        "file": "charts/rtt-links.svg",
+        "title": "Round trips of every link",
+        "desc": desc,
+        "svg": svg,
+    }
+
+
 def _hot_row_chart(n: int, row: Any, rec: Recommendation) -> dict[str, str]:
     bars = [
         charts.Bar(_short(a), v, row.max_updates_per_s_p99.get(a))
@@ -407,6 +468,8 @@ def _hot_row_chart(n: int, row: Any, rec: Recommendation) -> dict[str, str]:
         f'Most updates per second row "{row.name}" can take under each option (Callaghan '
         f"bound, one per commit), against the {rate(row.required_updates_per_s)} it needs: "
         + "; ".join(f"{_short(a)} {rate(v)}" for a, v in row.max_updates_per_s.items())
+        + ". What to see: a red bar, left of the needed rate, is an option whose commits are "
+        "too slow for this row; the further right of it a bar ends, the more room is left."
     )
     svg = charts.hot_row_chart(
         f"hot-row-{n}", f'Hot row "{row.name}"', desc, row.required_updates_per_s, bars
@@ -460,7 +523,9 @@ def _topology_chart(analysis: Analysis, rec: Recommendation, plan: ConfigPlan) -
     desc = (
         f"{arch(rec.architecture or '')}: "
         + "; ".join(f"cluster {c.name} over {', '.join(c.sites)}" for c in plan.clusters)
-        + ". Lines carry the round trip p50; dashed lines are asynchronous channels."
+        + ". What to see: a commit waits for the slowest line inside its box (round trip "
+        "p50); dashed lines are asynchronous channels no commit waits for; a dashed site "
+        "holds only a garbd arbitrator."
     )
     svg = charts.topology_chart("topology", f"Topology of {rec.topology}", desc, boxes, edges)
     return {
