@@ -133,3 +133,22 @@ def test_a_hot_row_a_blocker_names_is_not_good_under_that_option() -> None:
     adr = (REPO / "tests" / "golden" / "amsterdam-metro" / "adr.md").read_text(encoding="utf-8")
     assert 'hot row "ledger_seq id=1" fits' not in adr
     assert 'Bad, because hot row "ledger_seq id=1" blocks this option although its rate' in adr
+
+
+def test_a_verdict_on_estimates_alone_says_so(tmp_path: Path) -> None:
+    from advisor.inputs.loading import parse_topology
+
+    text = """
+name: unmeasured
+requirements: {commit_latency_ms: {p99: 50}}
+sites:
+  - {name: a, location: {lat: 48.85, lon: 2.35}}
+  - {name: b, location: {lat: 50.11, lon: 8.68}}
+  - {name: c, location: {lat: 52.37, lon: 4.90}}
+"""
+    ctx = document_context(analyse(parse_topology(text)))
+    rests = ctx["headline"]["rests_on"]
+    assert ctx["chosen"].clusters == 1  # one cluster over the three: every link it uses
+    assert rests["text"].startswith("estimated round trips for a - b, a - c, b - c")
+    assert "nothing it uses was measured" in rests["text"] and rests["estimated"]
+    assert rests["measure"] == ["a - b", "a - c", "b - c"]

@@ -149,7 +149,10 @@ def _rests_on(analysis: Analysis, rec: Recommendation) -> dict[str, Any]:
         text = "LAN round trips only (no inter-site link in any cluster)"
     elif estimated:
         names = ", ".join(" - ".join(link.sites) for link in estimated)
-        text = f"estimated round trips for {names} (no measurement); the rest measured"
+        rest = (
+            "nothing it uses was measured" if len(estimated) == len(used) else "the rest measured"
+        )
+        text = f"estimated round trips for {names} (no measurement); {rest}"
     else:
         text = "measured round trips on every link it uses"
     if flips:
