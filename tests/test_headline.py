@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from advisor.analysis import analyse
+from advisor.documents import write_documents
 from advisor.documents.context import document_context, pros_and_cons
 from advisor.documents.headline import survives_text
 from advisor.result import OptionReport, Recommendation
@@ -152,3 +153,17 @@ sites:
     assert rests["text"].startswith("estimated round trips for a - b, a - c, b - c")
     assert "nothing it uses was measured" in rests["text"] and rests["estimated"]
     assert rests["measure"] == ["a - b", "a - c", "b - c"]
+
+
+def test_a_hot_row_whose_bound_rounds_to_zero_is_beyond_it(tmp_path: Path) -> None:
+    # Found by the bounds property test (seed 1356135930): a LAN of 1,000 s gives a bound of
+    # 0.0/s, and the first screen divided by it.
+    path = tmp_path / "slow.yaml"
+    path.write_text(
+        "name: bounds\nsites: [{name: a, nodes: 1000, lan_rtt_ms: {min: 1000000.0}}]\n"
+        "workload: {hot_rows: [{name: h, updates_per_s: 0.001}]}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "docs"
+    write_documents(analyse(path), out, formats=("md",))
+    assert '"h" needs' in (out / "design.md").read_text()

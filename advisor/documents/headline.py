@@ -10,13 +10,15 @@ names them.
 
 from __future__ import annotations
 
+import math
+
 __all__ = ["headline", "rto_text", "survives_text"]
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from advisor.documents.filters import arch, ms, rate
-from advisor.result import OptionReport, Recommendation
+from advisor.result import HotRowReport, OptionReport, Recommendation
 
 if TYPE_CHECKING:
     from advisor.analysis import Analysis
@@ -101,14 +103,19 @@ def _hot_row_figure(rec: Recommendation, chosen: OptionReport) -> str | None:
     rows = [r for r in rec.hot_rows if chosen.architecture in r.max_updates_per_s]
     if not rows:
         return None
-    row = max(
-        rows, key=lambda r: r.required_updates_per_s / r.max_updates_per_s[chosen.architecture]
-    )
+
+    def share(row: HotRowReport) -> float:
+        """The row's rate over its bound; a bound that rounds to 0/s (a commit of minutes)
+        leaves any rate beyond it."""
+        bound = row.max_updates_per_s[chosen.architecture]
+        return row.required_updates_per_s / bound if bound > 0 else math.inf
+
+    row = max(rows, key=share)
     bound = row.max_updates_per_s[chosen.architecture]
-    share = row.required_updates_per_s / bound
+    used = f"{share(row):.0%} of its bound" if bound > 0 else "beyond any rate it allows"
     return (
         f'"{row.name}" needs {rate(row.required_updates_per_s)}; at most {rate(bound)} under '
-        f"this design ({share:.0%} of its bound, one update per commit)"
+        f"this design ({used}, one update per commit)"
     )
 
 
