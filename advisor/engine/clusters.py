@@ -305,8 +305,9 @@ def _slowest_applier(
     fast as the writer's.
 
     Only a node slower than the writer's site counts: a node as fast applies with its
-    threads what the writer's clients committed at the same cost (the lab: no flow control
-    with three equal nodes, benchmarks/calibration/lab-runs.yaml flow-control-slow-node). A
+    threads what the writer's clients committed at the same cost (the lab, with three equal
+    nodes: no flow control at 4 clients, paused 2.5 % of the time at 16 on a saturated
+    machine; benchmarks/calibration/lab-runs.yaml flow-control-slow-node). A
     lone node at the writer's site runs the commits itself and applies none of them. The
     threads are the design's (advisor/config/galera.py); how many of them can work at once is
     bounded by the write sets' dependencies, which the topology does not give (the finding
