@@ -89,6 +89,7 @@ def test_a_slow_dr_site_below_the_peak_rules_the_single_cluster_out_and_stays_a_
     assert finding.values["applier_threads"] == 4
     assert finding.values["pause_share"] == pytest.approx(2 / 3, abs=1e-6)
     assert finding.values["fc_upper"] == 48  # 9 members: 16 x 3 + 0.5
+    assert finding.values["lag_ms"] == pytest.approx(240.0)  # 48 write sets at 200/s
     assert finding.values["threads_needed"] == 24
     assert finding.values["max_apply_ms"] == pytest.approx(1000 * 4 / 600, abs=1e-4)
     assert "wsrep_slave_threads=24" in finding.message and "asynchronous replica" in finding.message

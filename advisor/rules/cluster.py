@@ -462,6 +462,7 @@ def flow_control(ctx: Context, p: Params) -> Iterator[RuleHit]:
             pause_share=pause,
             pause_pct=100.0 * pause,
             fc_upper=upper,
+            lag_ms=upper * 1000.0 / capacity,
             members=members,
             threads_needed=_threads_needed(peak, cluster.apply_ms),
             max_apply_ms=cluster.applier_threads * 1000.0 / peak,
