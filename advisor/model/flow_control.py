@@ -12,7 +12,7 @@ Sources: Galera's group communication, ``gcs/src/gcs.cpp`` of github.com/codersh
 (commit f47405c8b849): ``_set_fc_limits`` (lines 833-844: upper = ``gcs.fc_limit`` x
 sqrt(members) + 0.5 unless ``gcs.fc_master_slave`` / ``gcs.fc_single_primary``, lower =
 upper x ``gcs.fc_factor`` + 0.5), ``gcs_fc_stop_begin`` (lines 410-427: FC_STOP once the
-receive queue exceeds the upper limit) and ``gcs_fc_cont_begin`` (lines 473-490: FC_CONT once
+receive queue exceeds the upper limit) and ``gcs_fc_cont_begin`` (lines 473-492: FC_CONT once
 it is at or below the lower limit). The appliers: ``wsrep_slave_threads`` (MariaDB) /
 ``wsrep_applier_threads`` (PXC 8.0.26+), of which no more than ``wsrep_cert_deps_distance``
 run in parallel usefully (Codership docs, wsrep_slave_threads:
