@@ -134,8 +134,12 @@ def _lab_case() -> dict:
     return next(c for c in cases if c["id"] == "flow-control-slow-node")
 
 
-def _lab_rows(n3: str) -> tuple[dict, dict]:
-    rows = [r for r in _lab_case()["measured"] if r["n3"] == n3 and r["threads"] == 16]
+def _lab_rows(n3: str, rtt_ms: float = 2.0, threads: int = 16) -> tuple[dict, dict]:
+    rows = [
+        r
+        for r in _lab_case()["measured"]
+        if r["n3"] == n3 and r["threads"] == threads and r.get("rtt_ms", 2.0) == rtt_ms
+    ]
     run = next(r for r in rows if not r.get("drain"))
     drain = next(r for r in rows if r.get("drain"))
     return run, drain
@@ -157,3 +161,12 @@ def test_the_pause_share_is_a_floor_in_the_lab_closed_loop():
     for capacity in drain["apply_per_s"]["mean"], drain["apply_per_s"]["median"]:
         modelled = fc.pause_share(drain["n1_tps"], capacity)
         assert 0.0 < modelled < run["flow_control_paused"]  # 0.09 to 0.20 against 0.30
+
+
+def test_below_the_slow_nodes_capacity_the_lab_shows_no_flow_control():
+    # RTT 20 ms: the send windows hold 64 clients at 752 to 772/s, n3 applies about 800/s
+    run, drain = _lab_rows("flush_log_at_trx_commit=1, 1 applier", rtt_ms=20.0, threads=64)
+    capacity = drain["apply_per_s"]["mean"]
+    assert fc.pause_share(run["tps"], capacity) == 0.0
+    assert fc.capped_commits_per_s(run["tps"], capacity) == run["tps"]
+    assert run["flow_control_paused"] < 0.01
