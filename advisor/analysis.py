@@ -38,7 +38,7 @@ from advisor.errors import AdvisorError
 from advisor.inputs.loading import LoadedTopology, load_topology
 from advisor.inputs.topology import Topology
 from advisor.model import pipeline
-from advisor.model.provider_options import OptionValue
+from advisor.model.provider_options import MAX_WINDOW, OptionValue
 from advisor.result import Finding
 from advisor.rules import cluster as cluster_rules
 from advisor.rules.context import Context
@@ -195,9 +195,6 @@ def analyse(topology: LoadedTopology | str | Path, *, rules_dirs: RulesDirs = ()
 # windows that send a p99 write set at once (WRITESET-ROUNDS), then those that carry the peak
 # at the commit round those give (SEND-WINDOW). Each step only raises a window.
 _DESIGN_PASSES = 2
-# The largest window a design applies: the largest power of two within the range the option
-# parser (advisor.model.provider_options) and Galera accept for the windows.
-MAX_WINDOW = 2**19
 
 
 def _with_windows(topology: Topology, windows: tuple[int, int]) -> Topology:
@@ -224,7 +221,7 @@ def design_windows(
     wanted: dict[str, tuple[int, str]] = {}
 
     def ask(key: str, value: int, why: str) -> None:
-        if value > MAX_WINDOW:
+        if value >= MAX_WINDOW:  # the rules' sizing stops there
             value = MAX_WINDOW
             why = (
                 f"{why}; capped at {MAX_WINDOW}, the largest power of two Galera's option "

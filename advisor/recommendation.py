@@ -13,13 +13,14 @@ __all__ = [
 ]
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from advisor import verdict
 from advisor.analysis import SCREEN_DRAWS, Analysis, analyse
 from advisor.engine.evaluator import Evaluator
 from advisor.engine.evidence import LinkEvidence
-from advisor.engine.metrics import ClusterEval, Option, Percentiles
+from advisor.engine.metrics import Option, Percentiles
 from advisor.engine.workload import DEFAULT_WRITESET_BYTES, WritesetSizes, writeset_sizes
 from advisor.inputs.loading import LoadedTopology
 from advisor.inputs.topology import SizePercentiles
@@ -61,6 +62,10 @@ def build_recommendation(analysis: Analysis) -> Recommendation:
     chosen, options, findings = analysis.chosen, analysis.options, analysis.findings
     sizes = analysis.writeset_bytes
     inputs = lever_inputs(analysis)
+    found: dict[str, list[verdict.Lever]] = {}
+    for option in verdict.lever_subjects(options, findings):  # once, for both readers below
+        found[option.architecture] = verdict.levers(option, findings, analysis.rules, inputs)
+    inputs = replace(inputs, found=found)
     return Recommendation(
         topology=topology.name,
         architecture=chosen.architecture,
@@ -100,14 +105,15 @@ def lever_inputs(analysis: Analysis) -> verdict.LeverInputs:
 
 
 def _commit_at(analysis: Analysis) -> verdict.CommitAt:
-    """One cluster's commit percentiles per writer site [ms] with every write-set percentile
-    times ``factor`` and these provider options over the topology's: the engine run again
-    on the grouping search's screen of draws, for the levers of the verdict."""
+    """An option's clusters' commit percentiles per writer site [ms] with every write-set
+    percentile times ``factor`` and these provider options over the topology's: the engine
+    run again on the grouping search's screen of draws, for the levers of the verdict. One
+    evaluator serves every cluster of the option."""
     topology = analysis.topology
 
     def commit_at(
-        cluster: ClusterEval, factor: float, provider_options: Mapping[str, OptionValue]
-    ) -> Mapping[str, Percentiles]:
+        option: Option, factor: float, provider_options: Mapping[str, OptionValue]
+    ) -> dict[int, Mapping[str, Percentiles]]:
         workload = topology.workload
         given = (
             workload.writeset_bytes.given()
@@ -127,7 +133,11 @@ def _commit_at(analysis: Analysis) -> verdict.CommitAt:
         evaluator = Evaluator(
             changed, analysis.links, writeset_bytes=writeset_sizes(changed), draws=SCREEN_DRAWS
         )
-        return evaluator.cluster(cluster.sites).commit_by_site_ms
+        commits: dict[int, Mapping[str, Percentiles]] = {}
+        for index, cluster in enumerate(option.clusters):  # those that commit
+            if cluster.commit_ms:
+                commits[index] = evaluator.cluster(cluster.sites).commit_by_site_ms
+        return commits
 
     return commit_at
 

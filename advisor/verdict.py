@@ -46,6 +46,7 @@ __all__ = [
     "choose",
     "failovers",
     "lab_local_commit_ms",
+    "lever_subjects",
     "levers",
     "local_commit_note",
     "rank",
@@ -362,7 +363,7 @@ def _lever_phrases(
     to lift every latency limit at once ("or"); '' when none is known."""
     if inputs is None:
         return ""
-    found = levers(option, findings, rules, inputs)
+    found = _levers_of(option, findings, rules, inputs)
     if not blockers(option, findings):
         return ""
     limits = _limits(option, inputs.topology, inputs.max_utilisation)
@@ -414,9 +415,11 @@ LAB_LOCAL_COMMIT_MS: tuple[tuple[float, float], ...] = (
     (793_042, 41.80 - 793_042 * 8e-6),
     (3_163_002, 148.92 - 3_163_002 * 8e-6),
 )
-# The commit of a cluster of an option under other write-set sizes (every given percentile
-# times a factor) and other provider options: writer site -> percentiles [ms].
-CommitAt = Callable[[ClusterEval, float, Mapping[str, OptionValue]], Mapping[str, Percentiles]]
+# An option's clusters evaluated again with every write-set percentile times a factor and
+# these provider options: cluster index -> writer site -> commit percentiles [ms].
+CommitAt = Callable[
+    [Option, float, Mapping[str, OptionValue]], Mapping[int, Mapping[str, Percentiles]]
+]
 # Bisection steps on the write-set factor (log scale): 2^-9 of the searched span, under 2 %
 # from a 2 KB floor to 5 MB (the flip is said to two significant digits, rounded down).
 _SIZE_STEPS = 9
@@ -444,8 +447,9 @@ class LeverInputs:
     queue_utilisation: float = 0.5
     bandwidth_utilisation: float = 0.7
     commit_at: CommitAt | None = None
-    # Each option's levers, computed once for the summary and what_would_change.
-    computed: dict[int, list[Lever]] = field(default_factory=dict, compare=False, repr=False)
+    # Each option's levers by architecture, computed once (:func:`lever_subjects`) for the
+    # summary and what_would_change; an option not in it has its levers computed when asked.
+    found: Mapping[str, list[Lever]] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -573,9 +577,6 @@ def levers(
     (:func:`scale_at_limit`, single_cluster only). Then per row: its rate, split into N rows,
     batched; and per BANDWIDTH blocker the bandwidth that carries the peak.
     """
-    kept = inputs.computed.get(id(option))
-    if kept is not None:
-        return kept
     limits = _limits(option, inputs.topology, inputs.max_utilisation)
     excess = _excess_ms(limits) if limits else -math.inf
     blocked = bool(blockers(option, findings))
@@ -604,8 +605,27 @@ def levers(
         # Whole levers by cost, then change; the rows' and links' figures in their order.
         key=lambda lever: (False, lever.cost, lever.change) if lever.whole else (True, 0, 0),
     )
-    inputs.computed[id(option)] = found
     return found
+
+
+def lever_subjects(options: Sequence[Option], findings: Sequence[Finding]) -> list[Option]:
+    """The options whose levers the summary and what_would_change read: every option with a
+    blocker, and single_cluster over several sites with commits (where it would become
+    viable, or stop being so)."""
+    return [
+        o
+        for o in options
+        if blockers(o, findings)
+        or (o.architecture == "single_cluster" and len(o.groups[0]) >= 2 and o.commit_latency_ms)
+    ]
+
+
+def _levers_of(
+    option: Option, findings: Sequence[Finding], rules: Mapping[str, Rule], inputs: LeverInputs
+) -> list[Lever]:
+    """The option's levers as computed once (``inputs.found``), else now."""
+    kept = inputs.found.get(option.architecture)
+    return kept if kept is not None else levers(option, findings, rules, inputs)
 
 
 def _rtt_lever(option: Option, limits: Sequence[_Limit], inputs: LeverInputs) -> list[Lever]:
@@ -773,17 +793,6 @@ def _transfer_ms(option: Option, writeset_bytes: float) -> float:
     return extra
 
 
-def _reevaluated(
-    option: Option, inputs: LeverInputs, factor: float, provider_options: Mapping[str, OptionValue]
-) -> dict[int, Mapping[str, Percentiles]]:
-    assert inputs.commit_at is not None
-    return {
-        index: inputs.commit_at(cluster, factor, provider_options)
-        for index, cluster in enumerate(option.clusters)
-        if cluster.commit_ms
-    }
-
-
 def _window_lever(
     option: Option, findings: Sequence[Finding], limits: Sequence[_Limit], inputs: LeverInputs
 ) -> list[Lever]:
@@ -797,7 +806,7 @@ def _window_lever(
     user, send = windows
     settings = {"evs.user_send_window": user, "evs.send_window": send}
     try:
-        commits = _reevaluated(option, inputs, 1.0, settings)
+        commits = inputs.commit_at(option, 1.0, settings)
     except ValueError:  # advised beyond what Galera accepts: no setting to name
         return []
     if _excess_ms(limits, commits) > 0:
@@ -838,12 +847,12 @@ def _size_lever(
     if p99 < LARGE_WRITESET_BYTES and saving_ms < _excess_ms(limits):
         return []  # all the size costs is less than the excess: not worth an evaluation
     low = min(1.0, 2048.0 / p99)  # a few rows changed: a small write set
-    if low >= 1.0 or _excess_ms(limits, _reevaluated(option, inputs, low, {})) > 0:
+    if low >= 1.0 or _excess_ms(limits, inputs.commit_at(option, low, {})) > 0:
         return []  # even small write sets break the limits: the size is not the lever
     fits, breaks = math.log(low), 0.0
     for _ in range(_SIZE_STEPS):
         middle = (fits + breaks) / 2
-        if _excess_ms(limits, _reevaluated(option, inputs, math.exp(middle), {})) > 0:
+        if _excess_ms(limits, inputs.commit_at(option, math.exp(middle), {})) > 0:
             breaks = middle
         else:
             fits = middle
@@ -1073,9 +1082,9 @@ def what_would_change(
     found: list[Lever] = []
     single = next((o for o in options if o.architecture == "single_cluster"), None)
     if single is not None and len(single.groups[0]) >= 2 and single.commit_latency_ms:
-        found += levers(single, findings, rules, inputs)
+        found += _levers_of(single, findings, rules, inputs)
     if chosen is not None and chosen is not single and blockers(chosen, findings):
-        found += levers(chosen, findings, rules, inputs)
+        found += _levers_of(chosen, findings, rules, inputs)
     local = _local_commit_lever(chosen, inputs) if chosen is not None else None
     if local is not None:
         found.append(local)

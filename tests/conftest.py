@@ -19,31 +19,28 @@ CALIBRATION = REPO / "benchmarks" / "calibration"  # a copy of the team's ../sha
 # Collecting the tests runs no engine: a module-level analysis (or one in a parametrize
 # list) would cost every run, even of one test, its seconds. Every evaluation goes through
 # Evaluator, so while pytest collects, making one is an error that names the culprit.
-_COLLECTING = {"now": False}
+# The guard is in place while pytest collects and gone before the first test runs, so it
+# adds no frame to what tests measure (tests/test_engine_structure.py counts frames).
+_MADE: dict[str, Callable[..., None]] = {}
+
+
+def _refuse(self: object, *args: object, **kwargs: object) -> None:
+    raise RuntimeError("a test module runs the engine while pytest collects: use a fixture")
 
 
 def pytest_collectstart(collector: pytest.Collector) -> None:
-    _COLLECTING["now"] = True
+    from advisor.engine.evaluator import Evaluator
+
+    if "init" not in _MADE:
+        _MADE["init"] = Evaluator.__init__
+        Evaluator.__init__ = _refuse  # type: ignore[method-assign]
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    _COLLECTING["now"] = False
-
-
-def _no_engine_while_collecting() -> None:
     from advisor.engine.evaluator import Evaluator
 
-    made = Evaluator.__init__
-
-    def guarded(self: Evaluator, *args: object, **kwargs: object) -> None:
-        if _COLLECTING["now"]:
-            raise RuntimeError("a test module runs the engine while pytest collects: use a fixture")
-        made(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    Evaluator.__init__ = guarded  # type: ignore[method-assign]
-
-
-_no_engine_while_collecting()
+    if "init" in _MADE:
+        Evaluator.__init__ = _MADE.pop("init")  # type: ignore[method-assign]
 
 
 @pytest.fixture
@@ -73,3 +70,10 @@ def cli() -> Callable[..., object]:
         )
 
     return _run
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """The seed of the per-run property tests (tests/hypothesis_profiles.py), to replay."""
+    from hypothesis_profiles import SEED
+
+    return f"hypothesis per-run seed: {SEED} (replay with HYPOTHESIS_SEED={SEED})"

@@ -120,3 +120,24 @@ def _write(path: Path, text: str) -> Path:
         shutil.copytree(EXAMPLE.parent / "measurements", measurements)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def test_pxc_wan_windows_no_longer_says_an_unbounded_option_would_also_work() -> None:
+    # Its 2,700 commits/s of 16-256 KB write sets need 117 % of the assumed 1 Gbit/s between
+    # the clusters: a failover would lose an ever-growing backlog.
+    path = EXAMPLE.parents[1] / "pxc-wan-windows" / "topology.yaml"
+    result = recommend(path)
+    assert result.architecture == "single_cluster"
+    assert "would also work" not in result.summary
+    for name in ("per_site_clusters", "grouped_clusters"):
+        option = next(o for o in result.options if o.architecture == name)
+        assert option.survives_site_loss is None and option.data_at_risk_unbounded
+        assert option.data_at_risk_s is None and option.failover_rpo_ms is None
+        assert option.data_at_risk_reason == (
+            "the asynchronous channel dc-a-dc-b cannot keep up with the peak: the replicated "
+            "bytes need 117% of the link's 1000 Mbit/s (assumed: the topology gives no "
+            "bandwidth_mbps)"
+        )
+        assert f"{name} keeps writing on every failure only by losing an unbounded" in (
+            result.summary
+        )

@@ -496,3 +496,34 @@ def test_the_regional_drain_applies_every_received_transaction_and_stops_on_a_ti
         assert lift, "no promotion statement"
         dr.execute(replica, lift.group(1).rstrip(";"))
         app_insert(2000)
+
+
+def test_the_read_only_dr_cluster_runs_no_heartbeat(dr_plan: ConfigPlan) -> None:
+    # It takes no writes, so it has nothing to measure, and super_read_only (MySQL/PXC) would
+    # refuse the event's rows: only the writing clusters run the heartbeat.
+    (dr,) = [c for c in dr_plan.clusters if c.read_only]
+    assert dr_plan.heartbeat is not None
+    beating = {f.cluster for f in dr_plan.heartbeat.files}
+    assert dr.name not in beating and beating
+    assert not any(h in DR_HOSTS for f in dr_plan.heartbeat.files for h in f.hosts)
+
+
+def test_returning_or_switching_back_leaves_read_only_by_design_nodes_read_only() -> None:
+    # A lost cluster with read-only-by-design nodes (its `writes: false` site): the switchover
+    # back, the return script and the runbook make only its other nodes writable again.
+    analysis = analyse(REPO / "examples" / "paris-frankfurt" / "topology.yaml")
+    plan = plan_configuration(analysis)
+    failover = plan.failovers[0]
+    assert failover.lost_read_only_hosts == []  # no writes: false site in paris-frankfurt
+    kept = failover.lost_hosts[-1]
+    mixed = failover.model_copy(update={"lost_read_only_hosts": [kept]})
+    from advisor.documents.environment import make_environment, render_template
+
+    env = make_environment(None)
+    context = {"plan": plan, "topology": analysis.topology, "f": mixed}
+    switchover = render_template(env, "config/switchover.sh.j2", context)
+    writable = " ".join(h for h in failover.lost_hosts if h != kept)
+    assert f"LOST_WRITABLE_HOSTS='{writable}'" in switchover
+    assert "set_read_only OFF $LOST_HOSTS" not in switchover
+    reconcile = render_template(env, "config/failover-reconcile.sh.j2", context)
+    assert f"but {kept}" in reconcile

@@ -314,7 +314,7 @@ def test_failover_files_match_the_model_and_the_shipped_configuration(
                 f"modelled recovery point of up to {ms_text(f.rpo_ms)}",
                 f"hostgroup {lost.hostgroups['writer']} for the offline hostgroup "
                 f"{lost.hostgroups['offline']}",
-                f"about {f.rto_s:.1f} s",
+                f"about {f.rto_s:.0f} s",
             ):
                 assert text in design, (name, text)
     assert seen >= 3  # paris-frankfurt, us-eu (two ways), global-counter

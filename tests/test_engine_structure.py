@@ -29,19 +29,49 @@ def _depth_below(frame: FrameType | None, top: Any) -> int:
     raise AssertionError(f"{top.__name__} is not on the stack")
 
 
+# A topology whose verdict re-runs clusters for its levers (recommendation._commit_at): an
+# SLO that 5 MB write sets over 20 ms break at the default windows.
+LEVERS = """
+name: levers
+requirements: {commit_latency_ms: {p99: 30}}
+sites: [{name: a}, {name: b}, {name: c}]
+links:
+  - {sites: [a, b], bandwidth_mbps: 10000, measurements: [{method: icmp, samples_ms: [20, 20.4]}]}
+  - {sites: [a, c], bandwidth_mbps: 10000, measurements: [{method: icmp, samples_ms: [20, 20.4]}]}
+  - {sites: [b, c], bandwidth_mbps: 10000, measurements: [{method: icmp, samples_ms: [1, 1.1]}]}
+workload:
+  commits_per_s: {peak: 20}
+  writeset_bytes: {p50: 500000, p99: 5000000}
+galera: {provider_options: {evs.send_window: 4, evs.user_send_window: 2}}
+"""
+
+
+@pytest.mark.parametrize("topology", ["paris-frankfurt", "levers"])
 def test_the_tcp_model_is_at_most_twelve_frames_below_recommend(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, topology: str
 ) -> None:
     real = tcp.request_response_ms
     depths: list[int] = []
 
+    relevered: list[bool] = []
+
     def counted(*args: Any, **kwargs: Any) -> Any:
         # this frame stands for the TCP model's own
         depths.append(_depth_below(sys._getframe(0), recommendation.recommend))
+        frame: FrameType | None = sys._getframe(0)
+        while frame is not None and frame.f_code.co_name != "commit_at":
+            frame = frame.f_back
+        relevered.append(frame is not None)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(tcp, "request_response_ms", counted)
-    recommendation.recommend(REPO / "examples" / "paris-frankfurt" / "topology.yaml")
+    path = REPO / "examples" / "paris-frankfurt" / "topology.yaml"
+    if topology == "levers":
+        path = tmp_path / "levers.yaml"
+        path.write_text(LEVERS, encoding="utf-8")
+    recommendation.recommend(path)
+    if topology == "levers":  # the levers re-ran clusters through the TCP model
+        assert any(relevered), "no lever re-ran a cluster"
     assert depths, "the TCP model was never called"
     assert max(depths) <= 12
 

@@ -35,7 +35,7 @@ from advisor.cli import app
 from advisor.engine.evidence import gather_links
 from advisor.errors import AdvisorError
 from advisor.inputs.loading import parse_topology
-from advisor.inputs.topology import MEDIA, MIN_TIME_MS, Topology
+from advisor.inputs.topology import MEDIA, MIN_DISTANCE_KM, MIN_TIME_MS, Topology
 from advisor.measurements import FORMATS, ParsedMeasurement, parse_file, parse_measurement
 from advisor.model.rtt import RttDistribution
 from advisor.recommendation import recommend
@@ -152,6 +152,9 @@ def numbers(
     if model in {"Percentiles", "CommitLatencySlo"} or key.endswith("_ms"):
         # A time is 0 or at least 1 ns (inputs.topology.MIN_TIME_MS; not in the schema).
         return strategy.filter(lambda x: x == 0 or x >= MIN_TIME_MS)
+    if key in {"distance_km", "route_km"}:
+        # A distance is at least a metre (inputs.topology.MIN_DISTANCE_KM; not in the schema).
+        return strategy.filter(lambda x: x >= MIN_DISTANCE_KM)
     return strategy
 
 

@@ -322,6 +322,26 @@ def test_yaml_topology_is_valid(block):
     jsonschema.validate(data, json.loads(topology_schema_json()))
 
 
+def test_a_yaml_block_is_the_bundled_file_it_names_or_says_it_is_a_sketch():
+    """The YAML under "The input" once bore an example's name and was not that file."""
+    text = README.read_text(encoding="utf-8")
+    for block in _yaml_blocks("sites"):
+        intro = "\n".join(text.splitlines()[max(block.line - 4, 0) : block.line - 1])
+        named = re.search(r"`(examples/[\w.-]+/topology\.yaml)`", intro)
+        if named:
+            bundled = (REPO / named.group(1)).read_text(encoding="utf-8")
+            assert block.text == bundled, f"README.md:{block.line}: not {named.group(1)} as shipped"
+        else:
+            assert "sketch" in intro, (
+                f"README.md:{block.line}: say it is a sketch, or name the file"
+            )
+
+
+def test_the_what_if_snippet_derives_a_variant_with_the_public_api():
+    whatifs = [b for b in _of("python") if "parse_topology(" in b.text and "source=" in b.text]
+    assert whatifs, "the README shows how to vary a loaded topology (issue 24)"
+
+
 def _example_measurement(fmt: str) -> Path:
     found = sorted(EXAMPLES.glob(f"*/measurements/*.{fmt}.txt"))
     assert found, f"no example measurement file of format {fmt!r} to stand in"

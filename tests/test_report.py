@@ -111,8 +111,16 @@ def test_markdown_links_its_charts_and_html_inlines_them() -> None:
     assert linked and all(name in files for name in linked)
     assert set(linked) == {n for n in files if n.startswith("charts/")}
     html = files["design.html"]
-    assert html.count("<svg ") == len(linked)
-    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html)
+    # The page shows every chart but each link's own one (those are files beside the
+    # Markdown): the links share one chart there, charts/rtt-links.svg.
+    own = [n for n in linked if n.startswith("charts/rtt-") and n != "charts/rtt-links.svg"]
+    assert "charts/rtt-links.svg" in linked and len(own) == 3  # a-b, a-c, b-c
+    assert html.count("<svg ") == len(linked) - len(own)
+    # Nothing is fetched: no src from anywhere; an address appears only as a link a reader
+    # may follow (a reference's <a href>), never on <link>, <image> or <use>.
+    assert not re.search(r"""src\s*=\s*["']?\s*(https?:)?//""", html)
+    for tag in re.findall(r"<(\w+)[^>]*\bhref\s*=\s*[\"']?\s*(?:https?:)?//", html):
+        assert tag == "a", tag
     assert "<script" not in html and "@import" not in html and "url(" not in html
 
 

@@ -190,3 +190,13 @@ workload: {commits_per_s: 50000.0, writeset_bytes: 2258233.0, local_commit_ms: 1
     assert single.send_window == 2**19
     reason = analysis.option_reasons["single_cluster"]["evs.send_window"]
     assert "capped at 524288" in reason
+    # The finding advises no value beyond that range either, and says the largest one still
+    # falls short (issue 21: SEND-WINDOW's sizing clamps to Galera's range).
+    found = [f for f in analysis.findings if f.rule in ("SEND-WINDOW", "WRITESET-ROUNDS")]
+    for finding in found:
+        for key in ("send_window", "user_send_window", "needed_send_window"):
+            value = finding.values.get(key)
+            assert value is None or int(value) <= 2**19, (finding.rule, key, value)
+    (window,) = [f for f in found if f.rule == "SEND-WINDOW" and f.option == "single_cluster"]
+    assert "evs.send_window=524288" in window.message
+    assert "the largest window Galera admits" in window.message

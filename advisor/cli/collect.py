@@ -12,7 +12,6 @@ __all__ = ["collect_command", "parse_duration_s"]
 
 import os
 import re
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -204,6 +203,10 @@ def collect_command(
         from advisor.safe_write import check_file_target
 
         check_file_target(output)  # a FIFO or device is refused before, not after, collecting
+    if output is None and into is None:
+        from advisor.cli.output import require_stdout
+
+        require_stdout()  # a closed standard output is refused before, not after, collecting
     settings = _settings(
         host,
         port,
@@ -233,5 +236,7 @@ def collect_command(
         write_text_atomic(output, evidence_to_yaml(evidence))
         typer.echo(f"{summary}; wrote {output}", err=True)
     else:
-        sys.stdout.write(evidence_to_yaml(evidence))
+        from advisor.cli.output import out
+
+        out(evidence_to_yaml(evidence).rstrip("\n"))
         typer.echo(summary, err=True)

@@ -109,14 +109,19 @@ def _variant(ctx: PlanContext) -> Literal["mariadb", "mysql"]:
 
 
 def heartbeat_plan(ctx: PlanContext, links: list[AsyncLinkPlan]) -> HeartbeatPlan | None:
-    """The heartbeat of every cluster linked asynchronously (none without such links)."""
+    """The heartbeat of every writing cluster linked asynchronously (none without such
+    links)."""
     if not links:
         return None
     interval = HEARTBEAT_INTERVAL_MS
     expected = {
         c.name: round(link.lag_p99_ms + interval, 1) for link in links for c in link.channels
     }
-    linked = sorted({i for a in ctx.option.async_links for i in a.clusters})
+    # A cluster that takes no writes (a read-only disaster-recovery cluster) sends nothing to
+    # measure, and its read_only (super_read_only on MySQL/PXC) would refuse the event's rows.
+    linked = sorted(
+        {i for a in ctx.option.async_links for i in a.clusters if ctx.option.clusters[i].writers}
+    )
     files = [
         HeartbeatFile(
             cluster=ctx.labels[i],
@@ -213,6 +218,12 @@ def failover_files(
                 back_replica_host=back.replica_host if back else None,
                 lost_hosts=lost_hosts,
                 taker_hosts=taker_hosts,
+                lost_read_only_hosts=[
+                    h
+                    for sp in lost.site_plans
+                    if any(x.name == "read_only" for x in sp.server)
+                    for h in sp.hosts
+                ],
                 lost_hostgroups=dict(lost.hostgroups),
                 taker_hostgroups=dict(taker.hostgroups),
                 taker_writer_host=taker.writer_host,

@@ -222,6 +222,9 @@ class FailoverFiles(_Plan):
     return_file: str  # ProxySQL admin, when the lost cluster has caught up
     switchover_file: str  # shell script: the planned move of the writes, and back
     taker_read_only: bool = False  # the taker is read-only by design: the promotion lifts it
+    # Nodes of the lost cluster that are read_only by design (its `writes: false` sites): the
+    # return and the switchover leave them read_only.
+    lost_read_only_hosts: list[str] = []
 
     def artifacts(self) -> list[tuple[str, str]]:
         """``(file, template)`` of every file of this failover, in runbook order."""

@@ -39,7 +39,17 @@ import numpy.typing as npt
 
 _FONT = 'font-family="system-ui, sans-serif"'
 _OK, _BAD, _INK, _GRID, _MUTED = "#2e7d32", "#c62828", "#1f2933", "#d9dee3", "#5f6b76"
-_SERIES_COLOURS = ("#1565c0", "#ef6c00", "#6a1b9a", "#00838f")
+# Distinct for the usual colour blindnesses as far as eight go (Okabe-Ito, darkened for text).
+_SERIES_COLOURS = (
+    "#1565c0",
+    "#ef6c00",
+    "#6a1b9a",
+    "#00838f",
+    "#ad1457",
+    "#558b2f",
+    "#4e342e",
+    "#37474f",
+)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,10 @@ rationale and references, the findings grouped by rule, the SVG charts and a Mer
 diagram, the pros and cons of each option, and ``estimate_ends``: the recommendation with
 every estimated round trip at the ``low`` end, the ``estimate`` and the ``high`` end of its
 range (empty when no estimated link counts; ``Analysis.estimate_ends``), and
-``multi_writer_rows``: whether some hot row has a bound for writer sites on their own nodes.
+``multi_writer_rows``: whether some hot row has a bound for writer sites on their own nodes,
+``headline``: the first screen (:func:`advisor.documents.headline.headline`) and
+``survives``: per option, how it lives through the failure the requirement names, in the
+terminal report's words.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from advisor.config.model import ConfigPlan
 from advisor.config.plan import plan_configuration
 from advisor.documents import charts
 from advisor.documents.filters import arch, ms, rate
+from advisor.documents.headline import headline, survives_text
 from advisor.model.provider_options import parse_duration_s
 from advisor.names import joined_names
 from advisor.result import Finding, OptionReport, Recommendation
@@ -79,6 +83,8 @@ def document_context(analysis: Analysis) -> dict[str, Any]:
         # Whether some hot row has a bound for writers on their own nodes (writers in step).
         "multi_writer_rows": any(r.max_updates_per_s_multi_writer for r in rec.hot_rows),
     }
+    context["headline"] = headline(analysis, rec, chosen)
+    context["survives"] = {o.architecture: survives_text(o) for o in rec.options}
     context["charts"] = _charts(analysis, rec, plan)
     return context
 
@@ -200,31 +206,29 @@ def pros_and_cons(option: OptionReport, rec: Recommendation) -> dict[str, list[s
             "at p99 at the slowest writing site"
         )
         (good if commit["p99"] < 10 else bad).append(text)
+    # A row a blocker names under this option blocks it, even within its Callaghan bound
+    # (its commit, lock queue included, may break the latency bound): never "fits" there.
+    blocking = {
+        f.subject: f.title or f.rule
+        for f in rec.findings
+        if f.severity == "blocker" and f.option == option.architecture
+    }
     for row in rec.hot_rows:
         bound = row.max_updates_per_s.get(option.architecture)
         if bound is None:
             continue
-        if bound > row.required_updates_per_s:
-            good.append(
-                f'hot row "{row.name}" fits: {rate(row.required_updates_per_s)} needed, '
-                f"at most {rate(bound)} possible"
+        numbers = f"{rate(row.required_updates_per_s)} needed, at most {rate(bound)} possible"
+        if bound <= row.required_updates_per_s:
+            bad.append(f'hot row "{row.name}" cannot keep up: {numbers}')
+        elif row.name in blocking:
+            bad.append(
+                f'hot row "{row.name}" blocks this option although its rate is within its '
+                f"bound ({numbers}): {blocking[row.name][:1].lower()}{blocking[row.name][1:]}"
             )
         else:
-            bad.append(
-                f'hot row "{row.name}" cannot keep up: {rate(row.required_updates_per_s)} '
-                f"needed, at most {rate(bound)} possible"
-            )
-    if option.survives_site_loss:
-        good.append("writes continue when any one site or inter-site link fails")
-    elif option.survives_site_loss is False:
-        bad.append("losing a site or an inter-site link stops writes somewhere")
-    if option.data_at_risk_s is None:
-        good.append("no committed transaction is lost when a site fails (synchronous)")
-    else:
-        bad.append(
-            f"losing a site loses up to about {ms(option.data_at_risk_s * 1000)} of "
-            "recent commits (asynchronous links, p99 lag)"
-        )
+            good.append(f'hot row "{row.name}" fits: {numbers}')
+    bad.extend(_failure_consequences(option, good))
+    if option.clusters > 1:
         bad.append(
             "every row needs one owner site; writes from elsewhere pay a WAN round trip "
             "per statement"
@@ -250,6 +254,43 @@ def pros_and_cons(option: OptionReport, rec: Recommendation) -> dict[str, list[s
     return {"good": good, "bad": bad}
 
 
+def _failure_consequences(option: OptionReport, good: list[str]) -> list[str]:
+    """What losing a site or link does to writes and data: "writes continue" only where no
+    failover is needed; a failover says how long writes stop and how much it loses."""
+    bad: list[str] = []
+    lost = (
+        None
+        if option.data_at_risk_s is None
+        else f"up to about {ms(option.data_at_risk_s * 1000)} of recent commits "
+        "(asynchronous links, p99 lag)"
+    )
+    if option.data_at_risk_unbounded:
+        bad.append(
+            "losing a site loses an unbounded backlog: an asynchronous channel cannot keep up "
+            "with the peak"
+            + (f" ({option.data_at_risk_reason})" if option.data_at_risk_reason else "")
+        )
+    elif option.manual_recovery:
+        bad.extend(
+            f"writes wait for a manual bootstrap after the {m}" for m in option.manual_recovery
+        )
+    elif option.survives_site_loss and option.failover_rto_s is not None:
+        bad.append(
+            f"when a site or link fails, its writes fail over in about "
+            f"{option.failover_rto_s:.0f} s" + (f", losing {lost}" if lost else "")
+        )
+        lost = None
+    elif option.survives_site_loss:
+        good.append("writes continue when any one site or inter-site link fails (no failover)")
+    elif option.survives_site_loss is False:
+        bad.append("losing a site or an inter-site link stops writes somewhere")
+    if lost is not None:
+        bad.append(f"losing a site loses {lost}")
+    elif option.data_at_risk_s is None and not option.data_at_risk_unbounded:
+        good.append("no committed transaction is lost when a site fails (synchronous)")
+    return bad
+
+
 # -- charts -----------------------------------------------------------------------------
 
 
@@ -258,6 +299,8 @@ def _charts(analysis: Analysis, rec: Recommendation, plan: ConfigPlan) -> list[d
     out.append(_topology_chart(analysis, rec, plan))
     charted = _charted_links(analysis, rec)
     files = joined_names(link.sites for link, _ in charted)  # a-b + c and a + b-c differ
+    if charted:
+        out.append(_links_chart(charted, analysis))
     for n, (link, report) in enumerate(charted, start=1):
         out.append(_rtt_chart(n, link, report, analysis, plan, files[link.sites]))
     for n, row in enumerate(rec.hot_rows, start=1):
@@ -357,6 +400,65 @@ def _rtt_chart(
     }
 
 
+def _links_chart(charted: list[tuple[LinkEvidence, Any]], analysis: Analysis) -> dict[str, str]:
+    """Every charted link's small-message round trip by percentile on one axis: the links
+    inside a cluster of the recommendation solid, the others dashed, the commit SLO marked.
+
+    The Galera membership timers stay off this chart (they are seconds, and would flatten
+    the links onto the foot of a 0.1 ms to 10 s axis); each link's own chart marks them.
+    """
+    inside = {frozenset(link.sites) for c in analysis.chosen.clusters for link in c.links}
+    series = []
+    for link, _report in charted:
+        top = np.log10(link.rtt.n_samples) if link.rtt.n_samples else 2.0
+        grid = np.linspace(np.log10(2.0), max(min(top, 4.0), 1.0), 25)
+        a, b = link.sites
+        series.append(
+            charts.Series(
+                f"{a} - {b} ({link.rtt_source})",
+                grid.round(4).tolist(),
+                np.asarray(link.rtt.quantile(1.0 - 10.0**-grid)).round(4).tolist(),
+                dashed=frozenset(link.sites) not in inside,
+            )
+        )
+    slo = analysis.loaded.topology.requirements.commit_latency_ms
+    marks = [
+        charts.Mark(f"commit SLO {key} {ms(limit)}", limit)
+        for key, limit in (slo.given() if slo else {}).items()
+    ]
+    p99 = {frozenset(link.sites): float(link.rtt.quantile(0.99)) for link, _ in charted}
+    inner = [v for k, v in p99.items() if k in inside]
+    outer = [
+        float(link.rtt.quantile(0.5)) for link, _ in charted if frozenset(link.sites) not in inside
+    ]
+    see = []
+    if inner:
+        see.append(
+            f"the slowest link inside a cluster of the recommendation (solid) reaches "
+            f"{ms(max(inner))} at p99, and every commit there waits for it"
+        )
+    else:
+        see.append("no cluster of the recommendation spans two sites, so no commit crosses a link")
+    if outer:
+        see.append(
+            f"the links between its clusters (dashed, from {ms(min(outer))} at p50) carry only "
+            "asynchronous replication: no commit waits for them"
+        )
+    desc = (
+        "The round trip of small messages on each link by percentile, measured or estimated. "
+        "What to see: " + "; ".join(see) + ". Dashed horizontal lines mark the commit SLO; "
+        "the Galera membership timers, seconds away, are on each link's own chart."
+    )
+    svg = charts.rtt_chart("rtt-links", "Round trips of every link", desc, series, marks)
+    return {
+        "kind": "rtt_links",
+        "file": "charts/rtt-links.svg",
+        "title": "Round trips of every link",
+        "desc": desc,
+        "svg": svg,
+    }
+
+
 def _hot_row_chart(n: int, row: Any, rec: Recommendation) -> dict[str, str]:
     bars = [
         charts.Bar(_short(a), v, row.max_updates_per_s_p99.get(a))
@@ -366,6 +468,8 @@ def _hot_row_chart(n: int, row: Any, rec: Recommendation) -> dict[str, str]:
         f'Most updates per second row "{row.name}" can take under each option (Callaghan '
         f"bound, one per commit), against the {rate(row.required_updates_per_s)} it needs: "
         + "; ".join(f"{_short(a)} {rate(v)}" for a, v in row.max_updates_per_s.items())
+        + ". What to see: a red bar, left of the needed rate, is an option whose commits are "
+        "too slow for this row; the further right of it a bar ends, the more room is left."
     )
     svg = charts.hot_row_chart(
         f"hot-row-{n}", f'Hot row "{row.name}"', desc, row.required_updates_per_s, bars
@@ -419,7 +523,9 @@ def _topology_chart(analysis: Analysis, rec: Recommendation, plan: ConfigPlan) -
     desc = (
         f"{arch(rec.architecture or '')}: "
         + "; ".join(f"cluster {c.name} over {', '.join(c.sites)}" for c in plan.clusters)
-        + ". Lines carry the round trip p50; dashed lines are asynchronous channels."
+        + ". What to see: a commit waits for the slowest line inside its box (round trip "
+        "p50); dashed lines are asynchronous channels no commit waits for; a dashed site "
+        "holds only a garbd arbitrator."
     )
     svg = charts.topology_chart("topology", f"Topology of {rec.topology}", desc, boxes, edges)
     return {

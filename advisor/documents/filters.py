@@ -17,6 +17,8 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
+from markupsafe import Markup, escape
+
 from advisor.text.escape import markdown_inline
 from advisor.units import ms_text
 from advisor.vocabulary import ARCHITECTURES
@@ -127,6 +129,51 @@ def mermaid(value: Any) -> str:
     return text
 
 
+# A public web address in a rule's reference: http(s) only, up to a space or a character that
+# would close a Markdown link or an HTML attribute; a trailing full stop or comma is prose.
+_URL = re.compile(r"https?://[^\s<>\"'()\[\]]+")
+
+
+def _reference_parts(value: Any) -> list[tuple[str, str | None]]:
+    """A reference split into (text, address) pairs: each address with the words before it
+    as its title ("Codership docs, Galera Arbitrator: https://..." -> the title links there);
+    words after the last address come with None."""
+    text = one_line(value)
+    parts: list[tuple[str, str | None]] = []
+    start = 0
+    for match in _URL.finditer(text):
+        url = match.group(0).rstrip(".,;:")
+        title = text[start : match.start()].strip().removesuffix(":").strip()
+        parts.append((title or url, url))
+        start = match.start() + len(url)
+    tail = text[start:].strip()
+    if tail or not parts:
+        parts.append((tail, None))
+    return parts
+
+
+def reference_html(value: Any) -> Markup:
+    """A rule's reference for the HTML page: each address a link titled by the words before
+    it, every piece escaped (a rule pack may come from a user)."""
+    pieces = []
+    for title, url in _reference_parts(value):
+        if url is None:
+            pieces.append(escape(title))
+        else:
+            pieces.append(Markup('<a href="{}">{}</a>').format(url, title))
+    return Markup(" ").join(pieces)
+
+
+def reference_md(value: Any) -> str:
+    """A rule's reference in Markdown: ``[title](address)`` per address, text escaped."""
+    pieces = []
+    for title, url in _reference_parts(value):
+        pieces.append(
+            markdown_inline(title) if url is None else f"[{markdown_inline(title)}]({url})"
+        )
+    return " ".join(pieces)
+
+
 def arch(value: str) -> str:
     """An architecture id in words."""
     words = ARCHITECTURES.get(value)  # type: ignore[call-overload]
@@ -157,6 +204,8 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "one_line": one_line,
     "pct": pct,
     "rate": rate,
+    "reference_html": reference_html,
+    "reference_md": reference_md,
     "size": size,
     "sql_value": sql_value,
     "sqlite_str": sqlite_str,

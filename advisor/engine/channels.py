@@ -3,7 +3,7 @@ their nearest site pair, with its lag from the link's RTT, bandwidth, the write-
 the replicated load, and the replica's appliers (:func:`advisor.model.replication.lag_parts_ms`).
 
 A replica applies each transaction through its own Galera cluster: one apply is a full commit
-there, at the replica's site (:meth:`Clusters.lone_commit_draws`, its local work included).
+there, at the replica's site (:meth:`Clusters.lone_commit`, its local work included).
 The workers applying in parallel are the user's (``replication.applier_threads``) or the
 design's: the fewest, from the flavour's default, whose p99 wait for a free worker is no
 longer than a p99 apply
@@ -130,7 +130,7 @@ def channel(
                     over,
                     load,
                     replica_site,
-                    receiving.lone_commit_draws(replica_cluster, replica_site),
+                    receiving.lone_commit(replica_cluster, replica_site),
                     max(
                         ((rate, name) for site, name, rate in load.row_rates if site in writers),
                         default=(0.0, ""),
@@ -149,33 +149,28 @@ def _channel(
     over: LinkEvidence,
     load: ChannelLoad,
     apply_site: str,
-    apply_draws_ms: FloatArray,
+    apply: tuple[float, float, float],
     hottest: tuple[float, str],
 ) -> AsyncLink:
     rtt_ms = {"p50": over.rtt_p50_ms, "p99": float(over.rtt.quantile(0.99))}
-    apply_ms = {
-        "p50": float(np.median(apply_draws_ms)),
-        "p99": float(np.quantile(apply_draws_ms, 0.99)),
-    }
-    mean_apply_ms = float(np.mean(apply_draws_ms))
+    apply_ms = {"p50": apply[0], "p99": apply[1]}
+    mean_apply_ms = apply[2]
 
-    def lag(threads: int) -> dict[str, replication.LagParts]:
-        return {
-            key: replication.lag_parts_ms(
-                rtt_ms[key],
-                size,
-                float(over.effective_bandwidth_mbps),
-                apply_ms[key],
-                replicated_bytes_per_s=load.load_bytes_per_s,
-                mean_writeset_bytes=load.mean_bytes,
-                quantile=q,
-                commits_per_s=load.commits_per_s,
-                applier_threads=threads,
-                mean_apply_ms=mean_apply_ms,
-                serial_commits_per_s=hottest[0],
-            )
-            for key, size, q in (("p50", load.p50_bytes, 0.5), ("p99", load.p99_bytes, 0.99))
-        }
+    def lag(threads: int) -> replication.LagParts:
+        """The lag's terms at p50 and p99 at once (arrays of two) [ms]."""
+        return replication.lag_parts_ms(
+            np.array([rtt_ms["p50"], rtt_ms["p99"]]),
+            np.array([load.p50_bytes, load.p99_bytes]),
+            float(over.effective_bandwidth_mbps),
+            np.array([apply_ms["p50"], apply_ms["p99"]]),
+            replicated_bytes_per_s=load.load_bytes_per_s,
+            mean_writeset_bytes=load.mean_bytes,
+            quantile=np.array([0.5, 0.99]),
+            commits_per_s=load.commits_per_s,
+            applier_threads=threads,
+            mean_apply_ms=mean_apply_ms,
+            serial_commits_per_s=hottest[0],
+        )
 
     # Waiting for a free applier may take at most a p99 apply: it at most doubles the apply.
     budget_ms = apply_ms["p99"]
@@ -188,25 +183,29 @@ def _channel(
     )
     threads = load.given_threads or needed or replication.MOST_APPLIER_THREADS
     parts = lag(threads)
-    p99 = parts["p99"]
+    total = np.asarray(parts.total_ms)
+
+    def at_p99(term: FloatArray | float) -> float:
+        return float(np.broadcast_to(term, (2,))[1])
+
     return AsyncLink(
         clusters,
         sites,
         rtt_ms,
-        {k: float(v.total_ms) for k, v in parts.items()},
+        {"p50": float(total[0]), "p99": float(total[1])},
         {
-            "one_way": float(p99.one_way_ms),
-            "serialisation": float(p99.serialisation_ms),
-            "queue": float(p99.queue_ms),
-            "apply_queue": float(p99.apply_queue_ms),
-            "apply": float(p99.apply_ms),
+            "one_way": at_p99(parts.one_way_ms),
+            "serialisation": at_p99(parts.serialisation_ms),
+            "queue": at_p99(parts.queue_ms),
+            "apply_queue": at_p99(parts.apply_queue_ms),
+            "apply": at_p99(parts.apply_ms),
         },
-        float(p99.utilisation),
+        at_p99(parts.utilisation),
         commits_per_s=load.commits_per_s,
         apply_ms=mean_apply_ms,
         applier_threads=threads,
         applier_threads_needed=needed,
-        apply_utilisation=float(p99.apply_utilisation),
+        apply_utilisation=at_p99(parts.apply_utilisation),
         applier_threads_given=load.given_threads is not None,
         in_order_per_s=hottest[0],
         in_order_row=hottest[1],

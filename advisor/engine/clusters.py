@@ -16,6 +16,7 @@ from advisor.engine.draws import LinkDraws
 from advisor.engine.memo import ClusterKey, Memo
 from advisor.engine.metrics import (
     REPORTED,
+    REPORTED_PERCENTS,
     ClusterEval,
     FloatArray,
     Percentiles,
@@ -83,17 +84,21 @@ class Clusters:
         )
         return max((summarise(c) for c in commits), key=lambda p: p["p50"])
 
-    def lone_commit_draws(self, sites: Sequence[str], site: str) -> FloatArray:
-        """Draws of a commit from a node at ``site`` in the cluster of ``sites``, with no
-        ProxySQL route [ms]: what an asynchronous replica there pays to apply one
-        transaction. The cluster's own commits where ``site`` holds its writer."""
+    def lone_commit(self, sites: Sequence[str], site: str) -> tuple[float, float, float]:
+        """A commit from a node at ``site`` in the cluster of ``sites``, with no ProxySQL
+        route: its median, p99 and mean [ms], what an asynchronous replica there pays to
+        apply one transaction. The cluster's own commits where ``site`` holds its writer
+        (their percentiles as the cluster reports them)."""
         cluster = self.cluster(sites)
         if site == cluster.writer_site:
-            return cluster.commit_ms[site]
+            shown = cluster.commit_by_site_ms[site]
+            return shown["p50"], shown["p99"], float(np.mean(cluster.commit_ms[site]))
         members = self._members(cluster.sites, cluster.arbitrator)
         path = self._paths(cluster.sites, cluster.arbitrator, (site,), in_step=False)[site]
-        own = self._pipelined(path, _first_reply(self.pairs, members, site), site)
-        return own + self._losses(members, site)
+        draws = self._pipelined(path, _first_reply(self.pairs, members, site), site)
+        draws = draws + self._losses(members, site)
+        p50, p99 = np.percentile(draws, (REPORTED_PERCENTS["p50"], REPORTED_PERCENTS["p99"]))
+        return float(p50), float(p99), float(np.mean(draws))
 
     def _evaluate(self, sites: tuple[str, ...]) -> ClusterEval:
         writers = tuple(s for s in sites if s in self.writing)

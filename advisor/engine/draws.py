@@ -119,15 +119,15 @@ class LinkDraws:
         kept = self._memo.pair_draws.get((link, *key))
         if kept is not None:
             return kept
-        low, high = self.sampling.anchor_bytes
-        dists = (link.rtt, self._writeset_rtt(link, low), self._writeset_rtt(link, high))
-        return self._memo.pair_draws.setdefault((link, *key), self._drawn(*link.sites, dists))
-
-    def _writeset_rtt(self, link: LinkEvidence, size_bytes: float) -> RttDistribution:
-        memo = self._memo.writeset_rtts
-        if (link, size_bytes) not in memo:
-            memo[(link, size_bytes)] = link.writeset_rtt(size_bytes)[0]
-        return memo[(link, size_bytes)]
+        dists = [link.rtt]
+        for size_bytes in self.sampling.anchor_bytes:  # each burst's round trip, once a link
+            sized = self._memo.writeset_rtts.get((link, size_bytes))
+            if sized is None:
+                sized = link.writeset_rtt(size_bytes)[0]
+                self._memo.writeset_rtts[(link, size_bytes)] = sized
+            dists.append(sized)
+        drawn = self._drawn(*link.sites, (dists[0], dists[1], dists[2]))
+        return self._memo.pair_draws.setdefault((link, *key), drawn)
 
     def _lan(self, site: str, lan: Lan, key: tuple[int, Anchors]) -> tuple[Pair, float]:
         """A site's LAN draws and their small median [ms]: 10 Gbit/s and a warm window
@@ -136,13 +136,14 @@ class LinkDraws:
         if kept is not None:
             return kept
         small = RttDistribution.from_percentiles(dict(lan))
-        dists = (small, *(self._lan_writeset(small, size) for size in self.sampling.anchor_bytes))
+        low, high = self.sampling.anchor_bytes
+        dists = (
+            small,
+            small.map(writeset_round_trip(low, _LAN_BANDWIDTH_MBPS)),
+            small.map(writeset_round_trip(high, _LAN_BANDWIDTH_MBPS)),
+        )
         pair = self._drawn(site, site, dists)
         return self._memo.lan_draws.setdefault((site, lan, *key), (pair, float(np.median(pair[0]))))
-
-    @staticmethod
-    def _lan_writeset(small: RttDistribution, size_bytes: float) -> RttDistribution:
-        return small.map(writeset_round_trip(size_bytes, _LAN_BANDWIDTH_MBPS))
 
     def _drawn(self, a: str, b: str, dists: tuple[RttDistribution, ...]) -> Pair:
         """Draws at the pair's levels, as float32; each draw's write-set round trip at its

@@ -30,17 +30,20 @@ from advisor.inputs.topology import FieldError, Topology
 from advisor.measurements.reading import open_regular
 
 KeyPath = tuple[str | int, ...]
-_YAML12_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+$")
+# Patterns matched whole (fullmatch): '$' of re.match also accepts a final newline.
+_YAML12_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+")
 # Numbers as YAML 1.2's core schema writes them. YAML 1.1, which PyYAML implements, also reads
 # '1:30' as 90 (base 60), '017' as 15 (octal), '0b11', '1_000' and '+.5' alike: a plain
 # scalar it resolves to a number but YAML 1.2 does not is refused, naming the key.
 _YAML12_NUMBER = {
-    "tag:yaml.org,2002:int": re.compile(r"^(?:[-+]?(?:0|[1-9][0-9]*)|0o[0-7]+|0x[0-9a-fA-F]+)$"),
+    "tag:yaml.org,2002:int": re.compile(r"(?:[-+]?(?:0|[1-9][0-9]*)|0o[0-7]+|0x[0-9a-fA-F]+)"),
     "tag:yaml.org,2002:float": re.compile(
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+        r"(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))"
     ),
 }
+# Longest integer read [characters]: the largest bound of any key is 1e16 bytes (17 digits).
+_INT_DIGITS = 30
 # The tags of YAML's safe schema; any other (!!python/object/apply:..., !custom) is refused.
 _SAFE_TAGS = frozenset(tag for tag in yaml.SafeLoader.yaml_constructors if tag is not None)
 Positions = dict[KeyPath, tuple[int, int]]
@@ -237,10 +240,10 @@ def _check_flow_depth(text: str, name: str, limits: Limits) -> None:
     too; they would need to be unbalanced by dozens of levels to matter).
     """
     data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-    step = np.isin(data, (ord("["), ord("{"))).astype(np.int32) - np.isin(
+    step = np.isin(data, (ord("["), ord("{"))).view(np.int8) - np.isin(
         data, (ord("]"), ord("}"))
-    ).astype(np.int32)
-    depth = np.cumsum(step)
+    ).view(np.int8)
+    depth = np.cumsum(step, dtype=np.int32)  # 4 bytes a character, not 8 or 12
     if depth.size and int(depth.max()) > limits.yaml_depth:
         offset = int(np.argmax(depth > limits.yaml_depth))
         before = data[:offset]
@@ -258,6 +261,8 @@ def _compose(text: str, name: str, limits: Limits) -> tuple[Any, Positions, Posi
     if text.count("[") + text.count("{") > limits.yaml_depth:
         _check_flow_depth(text, name, limits)
     try:
+        if len(text) > _COUNT_FIRST_CHARS:
+            _count_before_composing(text, name, limits)
         node = yaml.compose(text, Loader=loader_class)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
@@ -275,6 +280,119 @@ def _compose(text: str, name: str, limits: Limits) -> tuple[Any, Positions, Posi
     return builder.build(node, ()), builder.positions, builder.key_positions
 
 
+# Above this size the parser's events are counted before composing (about a third of the
+# time of composing and building): a topology is a few KB; 64 KB compose in a tenth of a second.
+_COUNT_FIRST_CHARS = 2**16
+
+
+def _count_before_composing(text: str, name: str, limits: Limits) -> None:
+    """Refuse a list longer than its key allows, or more nodes than the limit, from the
+    parser's events, before any node is composed: 330,000 sites took 10 s and 740 MB to
+    compose and build before the model refused them; now the 1,001st site stops the reading.
+
+    Each event is one step; the bounds are the models' own (``max_length`` of a list).
+    """
+    frames: list[list[Any]] = []  # per open collection: [path, is_mapping, index or key state]
+    nodes = 0
+    safe_loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # events only
+    for event in yaml.parse(text, Loader=safe_loader_class):
+        if isinstance(event, yaml.CollectionEndEvent):
+            frames.pop()
+            _value_done(frames)
+            continue
+        if not isinstance(event, yaml.ScalarEvent | yaml.AliasEvent | yaml.CollectionStartEvent):
+            continue
+        nodes += 1
+        if nodes > limits.yaml_nodes:
+            _fail_at(event, name, f"more than {limits.yaml_nodes:,} YAML nodes")
+        parent = frames[-1] if frames else None
+        if parent is not None and parent[1] and parent[2] is _KEY:  # a key of a mapping
+            parent[2] = event.value if isinstance(event, yaml.ScalarEvent) else None
+            if isinstance(event, yaml.CollectionStartEvent):
+                frames.append([None, isinstance(event, yaml.MappingStartEvent), _KEY])
+            continue
+        path = _child_path(parent)
+        if parent is not None and not parent[1]:
+            parent[2] += 1
+            most = _max_items(parent[0])
+            if most is not None and parent[2] > most:
+                _fail_at(
+                    event,
+                    name,
+                    f"more than {most:,} items; at most {most:,} are allowed",
+                    format_key(parent[0]),
+                )
+        if isinstance(event, yaml.CollectionStartEvent):
+            is_mapping = isinstance(event, yaml.MappingStartEvent)
+            frames.append([path, is_mapping, _KEY if is_mapping else 0])
+        else:
+            _value_done(frames)
+
+
+_KEY = object()  # a mapping's next node is a key
+
+
+def _child_path(parent: list[Any] | None) -> KeyPath | None:
+    if parent is None:
+        return ()
+    if parent[0] is None:
+        return None
+    if parent[1]:
+        return (*parent[0], parent[2]) if isinstance(parent[2], str) else None
+    return (*parent[0], parent[2])
+
+
+def _value_done(frames: list[list[Any]]) -> None:
+    if frames and frames[-1][1]:
+        frames[-1][2] = _KEY
+
+
+def _fail_at(event: Any, name: str, message: str, key: str | None = None) -> NoReturn:
+    mark = event.start_mark
+    raise AdvisorError(message, Location(name, mark.line + 1, mark.column + 1, key))
+
+
+_MAX_ITEMS: dict[tuple[str, ...], int | None] = {}
+
+
+def _max_items(path: KeyPath | None) -> int | None:
+    """The most items the list at ``path`` may hold, from its field's ``max_length``."""
+    if path is None:
+        return None
+    keys = tuple(part for part in path if isinstance(part, str))
+    if keys not in _MAX_ITEMS:
+        _MAX_ITEMS[keys] = _declared_max_items(keys)
+    return _MAX_ITEMS[keys]
+
+
+def _declared_max_items(keys: tuple[str, ...]) -> int | None:
+    model: Any = Topology
+    field_info = None
+    for key in keys:
+        fields = getattr(model, "model_fields", None)
+        field_info = fields.get(key) if fields else None
+        if field_info is None:
+            return None
+        model = _model_in(field_info.annotation)
+    if field_info is None:
+        return None
+    return _max_length(field_info.metadata) or _max_length_in(field_info.annotation)
+
+
+def _max_length(metadata: Any) -> int | None:
+    return next((m.max_length for m in metadata if hasattr(m, "max_length")), None)
+
+
+def _max_length_in(annotation: Any) -> int | None:
+    for arg in getattr(annotation, "__args__", ()):
+        found = _max_length(getattr(arg, "__metadata__", ())) or _max_length(
+            getattr(getattr(arg, "__metadata__", [None])[0], "metadata", ())
+        )
+        if found:
+            return found
+    return None
+
+
 class _Builder:
     def __init__(self, name: str, limits: Limits) -> None:
         self.name = name
@@ -282,6 +400,7 @@ class _Builder:
         self.positions: dict[KeyPath, tuple[int, int]] = {}
         self.key_positions: dict[KeyPath, tuple[int, int]] = {}
         self.count = 0
+        self.merging: set[int] = set()  # the mappings whose merge keys are being expanded
         self.constructor = yaml.SafeLoader("")  # scalar resolution and construction only
 
     def build(self, node: yaml.Node, path: KeyPath) -> Any:
@@ -311,7 +430,7 @@ class _Builder:
             isinstance(node, yaml.ScalarNode)
             and node.tag in _YAML12_NUMBER
             and not node.style
-            and not _YAML12_NUMBER[node.tag].match(node.value)
+            and not _YAML12_NUMBER[node.tag].fullmatch(node.value)
         ):
             self._fail(
                 node,
@@ -323,9 +442,18 @@ class _Builder:
             isinstance(node, yaml.ScalarNode)
             and node.tag == "tag:yaml.org,2002:str"
             and not node.style
-            and _YAML12_FLOAT.match(node.value)
+            and _YAML12_FLOAT.fullmatch(node.value)
         ):
             return float(node.value)  # YAML 1.2 reads 1e9 as a number; YAML 1.1 as text
+        if node.tag == "tag:yaml.org,2002:int" and len(node.value) > _INT_DIGITS:
+            # int() of over 4,300 decimal digits raises, and a smaller huge one cannot be
+            # shown in an error (repr raises too); no key takes a number this long.
+            self._fail(
+                node,
+                f"an integer of {len(node.value):,} characters; no key takes a number of more "
+                f"than {_INT_DIGITS} digits",
+                path,
+            )
         try:
             value = self.constructor.construct_object(node, deep=True)
         except yaml.YAMLError as error:
@@ -363,7 +491,14 @@ class _Builder:
         for source in sources:
             if not isinstance(source, yaml.MappingNode):
                 self._fail(source, "a merge key (<<) needs a mapping or a list of mappings")
-            for key, value in self._mapping(source, path).items():
+            if id(source) in self.merging:  # `&a {<<: *a}` recursed until Python gave up
+                self._fail(node, "a merge key (<<) refers to a mapping that holds it", path)
+            self.merging.add(id(source))
+            try:
+                merged = self._mapping(source, path)
+            finally:
+                self.merging.discard(id(source))
+            for key, value in merged.items():
                 if key not in explicit:
                     result.setdefault(key, value)
 

@@ -21,7 +21,13 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from advisor.measurements.result import ParsedMeasurement, line_number, source_error
+from advisor.measurements.result import (
+    MAX_RTT_MS,
+    ParsedMeasurement,
+    check_round_trip_ms,
+    line_number,
+    source_error,
+)
 
 # -k latency selectors (microseconds) and the percentile keys they fill.
 LATENCY_SELECTORS = {
@@ -107,7 +113,7 @@ def parse_netperf(
             f"{found.stated_burst}; drop the burst option or fix it",
             source,
         )
-    mean_us = _mean_round_trip_us(found, burst)
+    mean_us = _mean_round_trip_us(found, burst, source)
     if mean_us is None and found.throughput_only:
         raise source_error(
             "netperf printed a throughput (-f) instead of a transaction rate and no "
@@ -136,7 +142,7 @@ def parse_netperf(
     )
 
 
-def _mean_round_trip_us(found: _Found, burst: int | None) -> float | None:
+def _mean_round_trip_us(found: _Found, burst: int | None, source: str) -> float | None:
     """The round trip netperf printed, else Little's law on the rate: 10^6 (1 + b) / rate."""
     if found.round_trip_us is not None:
         return found.round_trip_us
@@ -151,6 +157,13 @@ def _mean_round_trip_us(found: _Found, burst: int | None) -> float | None:
             "flight): give burst if netperf ran with -b"
         )
     mean_us = 1e6 * (1 + in_flight) / rate
+    if mean_us / _US_PER_MS > MAX_RTT_MS:  # a slow rate and a large burst: no one line at fault
+        raise source_error(
+            f"the round trip 10^6 x (1 + {in_flight}) / {rate:g} transactions/s is "
+            f"{mean_us / _US_PER_MS:.3g} ms, more than {MAX_RTT_MS:,.0f} ms (1,000 s; no "
+            "network path takes longer)",
+            source,
+        )
     found.notes.append(
         f"round trip = 10^6 x (1 + {in_flight}) / {rate} transactions/s = {mean_us:.3f} us "
         "(netperf's own formula)"
@@ -203,7 +216,7 @@ def _read_selectors(text: str, found: _Found, source: str) -> None:
     for name, attribute in (("REQUEST_SIZE", "request_bytes"), ("RESPONSE_SIZE", "response_bytes")):
         if name in seen:
             value, line = seen[name]
-            setattr(found, attribute, int(_positive(value, name, line, source)))
+            setattr(found, attribute, _size_bytes(value, name, line, source, low=1))
     if "BURST_SIZE" in seen:
         value, line = seen["BURST_SIZE"]
         found.stated_burst = int(_non_negative(value, "BURST_SIZE", line, source))
@@ -215,7 +228,14 @@ def _latency_selector(
     if value == "-1":  # netperf's "not measured" (latency histogram off: run with -j)
         found.notes.append(f"{name}=-1: netperf did not measure it (needs the global -j)")
         return
-    found.latencies_us[key] = _non_negative(value, name, line, source)
+    found.latencies_us[key] = _latency_us(value, name, line, source)
+
+
+def _latency_us(text: str, name: str, line: int, source: str) -> float:
+    """A latency [us] of at most :data:`MAX_RTT_MS`."""
+    value_us = _non_negative(text, name, line, source)
+    check_round_trip_ms(value_us / _US_PER_MS, f"{name} (usec)", text, source, line)
+    return value_us
 
 
 def _read_bare_rate(text: str, found: _Found, source: str) -> None:
@@ -242,6 +262,7 @@ def _read_tables(text: str, found: _Found, source: str) -> None:
     if row is not None:
         line = line_number(text, row.start())
         latency = _positive(row.group(1), "RoundTrip Latency usec/Tran", line, source)
+        check_round_trip_ms(latency / _US_PER_MS, "RoundTrip Latency", row.group(1), source, line)
         rate = _rate(row.group(2), "Trans Rate per sec", line, source)
         found.round_trip_us, found.rate_per_s = latency, rate
 
@@ -259,7 +280,8 @@ def _read_rate_table(text: str, head: re.Match[str], found: _Found, source: str)
             line_number(text, head.start()),
         )
     line = line_number(text, row.start())
-    found.request_bytes, found.response_bytes = int(row.group(3)), int(row.group(4))
+    found.request_bytes = _size_bytes(row.group(3), "Request Size", line, source)
+    found.response_bytes = _size_bytes(row.group(4), "Resp. Size", line, source)
     if "per sec" in units:
         found.rate_per_s = _rate(row.group(6), "Trans. Rate per sec", line, source)
     elif "bits/s" in units or "Bytes/s" in units:
@@ -301,6 +323,21 @@ def _rate(text: str, name: str, line: int, source: str) -> float:
             line,
         )
     return value
+
+
+# Largest message read [bytes]: the bound topology.yaml puts on request_bytes (2 GB).
+_MAX_MESSAGE_BYTES = 2**31
+
+
+def _size_bytes(text: str, name: str, line: int, source: str, low: int = 0) -> int:
+    value = _number(text, name, line, source)
+    if not low <= value <= _MAX_MESSAGE_BYTES:
+        raise source_error(
+            f"{name} must be from {low} to {_MAX_MESSAGE_BYTES:,} bytes, found {text!r}",
+            source,
+            line,
+        )
+    return int(value)
 
 
 def _positive(text: str, name: str, line: int, source: str) -> float:

@@ -25,7 +25,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from advisor.measurements.result import ParsedMeasurement, source_error
+from advisor.measurements.result import (
+    MAX_RTT_MS,
+    ParsedMeasurement,
+    check_round_trip_ms,
+    source_error,
+)
 from advisor.measurements.scan import (
     FloatArray,
     IntArray,
@@ -86,6 +91,7 @@ class _OtherLines:
     summary_index: int = 0  # 0-based line index of the summary line
     summaries: int = 0
     rtt: re.Match[bytes] | None = None
+    rtt_index: int = 0  # 0-based line index of the rtt min/avg/max line
     timeouts: list[tuple[int, int]] = field(default_factory=list)  # (line index, icmp_seq)
 
 
@@ -125,7 +131,16 @@ def parse_ping_bytes(data: bytes, *, source: str = "<text>") -> ParsedMeasuremen
     flavour = _flavour(other)
     rtt_summary = None
     if other.rtt is not None:
-        low, mean, high = (float(other.rtt.group(i)) for i in (1, 2, 3))
+        low, mean, high = (
+            check_round_trip_ms(
+                float(other.rtt.group(i)),
+                f"the summary's {name}",
+                other.rtt.group(i).decode(),
+                source,
+                other.rtt_index + 1,
+            )
+            for i, name in ((1, "min"), (2, "avg"), (3, "max"))
+        )
         rtt_summary = {"min": low, "mean": mean, "max": high}
     notes: list[str] = []
     if probes.bad_checksums:
@@ -253,6 +268,13 @@ def _scan_probes(data: bytes, source: str) -> tuple[_Probes, IntArray]:
             source,
             int(line[owner[bad]]) + 1,
         )
+    beyond = np.flatnonzero(value > MAX_RTT_MS)
+    if beyond.size:
+        bad = int(beyond[0])
+        text = data[time_at[bad] : time_at[bad] + length[bad]].decode()
+        check_round_trip_ms(
+            float(value[bad]), "a reply's time", text, source, int(line[owner[bad]]) + 1
+        )
     # iputils counts a reply with a bad checksum as corrupted, not received
     corrupted = followed_by(buf, time_at + length + 3, b" (BAD CHECKSUM!)")
     rtt_ms = np.full(seq.size, np.nan)
@@ -277,7 +299,8 @@ def _read_other_lines(data: bytes, newlines: IntArray, probe_lines: IntArray) ->
             found.summaries += 1
             found.summary_line, found.summary_index = text, index
         elif b"min/avg/max" in text:
-            found.rtt = found.rtt or _RTT.search(text)
+            if found.rtt is None:
+                found.rtt, found.rtt_index = _RTT.search(text), index
         elif (timeout := _TIMEOUT.search(text)) is not None:
             found.timeouts.append((index, int(timeout.group(1))))
     return found

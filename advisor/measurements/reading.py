@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "FORMATS",
     "MAX_FILE_BYTES",
+    "MAX_LINE_BYTES",
     "MAX_SAMPLES",
     "open_regular",
     "parse_file",
@@ -41,6 +42,12 @@ FORMATS: dict[str, Callable[..., ParsedMeasurement]] = {
 MAX_FILE_BYTES = 200 * 2**20
 # Most samples kept from one measurement: a day of ping -i 0.01 (SECURITY.md, limits).
 MAX_SAMPLES = 10_000_000
+# Longest line read [bytes]: the tools print lines of under 200 bytes (a pasted command line
+# a few hundred); a longer one is refused, with its line number, as soon as the reading
+# reaches it, before a parser holds it (one 160 MB line made the samples reader take 3.6 GB).
+MAX_LINE_BYTES = 64 * 2**10
+# Bytes read at a time, each piece checked for over-long lines before the next is read.
+_CHUNK_BYTES = 2**20
 
 
 def parse_measurement(
@@ -65,7 +72,9 @@ def parse_measurement(
         Unknown format, or output the parser cannot use.
     """
     parser = _parser(fmt, source, burst)
-    text = text.replace("\r\n", "\n") if "\r" in text else text
+    _refuse_long_text_lines(text, source)
+    # CRLF (Windows) and lone CR (old Mac) line ends are read as lines
+    text = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
     options = {} if burst is None else {"burst": burst}
     return parser(text, source=source, **options)
 
@@ -98,6 +107,10 @@ def parse_file(
     data = _read_bytes(Path(path), max_bytes, source)
     _check_encoding(data, source)
     data = data.removeprefix(codecs.BOM_UTF8)
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+        # lone CRs end lines (old Mac, some serial consoles): read as lines, not as one
+        # line (a CR-only ping log read as 1 sample and no loss); CRLF the parsers take
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     if fmt == "samples":
         _refuse_many_sample_lines(data, max_samples, source)
     if fmt == "ping":  # the hot path: parse the bytes as they are, no decode and re-encode
@@ -174,11 +187,7 @@ def _read_bytes(path: Path, max_bytes: int, source: str) -> bytes:
         with open_regular(path) as handle:
             info = os.fstat(handle.fileno())
             _check_regular(info, max_bytes, source)  # swapped since?
-            # Its size and one byte more: a read of max_bytes + 1 would allocate that much
-            # first (200 MB by default) for every file; more only if it grew.
-            data = handle.read(info.st_size + 1)
-            if len(data) > info.st_size:
-                data += handle.read(max_bytes + 1 - len(data))
+            data = _read_lines_bounded(handle, max_bytes, source)
     except FileNotFoundError:
         raise AdvisorError("measurement file not found", Location(source)) from None
     except OSError as error:
@@ -188,6 +197,75 @@ def _read_bytes(path: Path, max_bytes: int, source: str) -> bytes:
     if len(data) > max_bytes:  # grew while we read it
         raise AdvisorError(f"is more than the limit of {max_bytes} bytes", Location(source))
     return data
+
+
+def _read_lines_bounded(handle: BinaryIO, max_bytes: int, source: str) -> bytes:
+    """The file's bytes (at most ``max_bytes`` + 1), read a piece at a time; a line longer
+    than :data:`MAX_LINE_BYTES` is refused, with its number, when the reading reaches it."""
+    lines = _LineCounter(source)
+    chunks: list[bytes] = []
+    total = 0
+    while total <= max_bytes and (chunk := handle.read(min(_CHUNK_BYTES, max_bytes + 1 - total))):
+        lines.check(chunk)
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+class _LineCounter:
+    """Lengths and numbers of the lines of a file read in pieces. A line ends at LF, at a
+    CR not followed by LF (old Mac), and a CRLF is one end."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.line = 1  # the number of the line being read
+        self.length = 0  # its bytes so far
+        self.cr_before = False  # the last piece ended with CR
+
+    def check(self, chunk: bytes) -> None:
+        """Count the lines of the next piece; refuse the first one over the bound."""
+        import numpy as np
+
+        view = np.frombuffer(chunk, dtype=np.uint8)
+        is_lf, is_cr = view == 10, view == 13
+        ends_here = is_lf | is_cr
+        ends_here[:-1] &= ~(is_cr[:-1] & is_lf[1:])  # CRLF: the LF ends the line, not the CR
+        skip = int(self.cr_before and chunk[:1] == b"\n")  # a CRLF split between pieces
+        ends_here[:skip] = False
+        ends = np.flatnonzero(ends_here)
+        if ends.size:
+            lengths = np.diff(ends, prepend=skip - 1) - 1
+            lengths[0] += self.length
+            over = np.flatnonzero(lengths > MAX_LINE_BYTES)
+            if over.size:
+                self._refuse(self.line + int(over[0]))
+            self.line += ends.size
+            self.length = view.size - int(ends[-1]) - 1
+        else:
+            self.length += view.size - skip
+        if self.length > MAX_LINE_BYTES:
+            self._refuse(self.line)
+        self.cr_before = chunk[-1:] == b"\r"
+
+    def _refuse(self, line: int) -> None:
+        raise AdvisorError(
+            f"a line of more than {MAX_LINE_BYTES:,} bytes; no tool prints one so long (a "
+            "binary file, or many lines joined?)",
+            Location(self.source, line),
+        )
+
+
+def _refuse_long_text_lines(text: str, source: str) -> None:
+    """:class:`_LineCounter`'s bound for output given as text (the API)."""
+    if len(text) <= MAX_LINE_BYTES:
+        return
+    for number, line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), 1):
+        if len(line.encode("utf-8", "surrogatepass")) > MAX_LINE_BYTES:
+            raise AdvisorError(
+                f"a line of more than {MAX_LINE_BYTES:,} bytes; no tool prints one so long (a "
+                "binary file, or many lines joined?)",
+                Location(source, number),
+            )
 
 
 def _check_regular(info: os.stat_result, max_bytes: int, source: str) -> None:

@@ -7,7 +7,14 @@ stated in ``notes``.
 
 from __future__ import annotations
 
-__all__ = ["ParsedMeasurement", "line_number", "percentile_key", "source_error"]
+__all__ = [
+    "MAX_RTT_MS",
+    "ParsedMeasurement",
+    "check_round_trip_ms",
+    "line_number",
+    "percentile_key",
+    "source_error",
+]
 
 from dataclasses import dataclass
 
@@ -15,6 +22,32 @@ import numpy as np
 import numpy.typing as npt
 
 from advisor.errors import AdvisorError, Location
+
+# Longest round trip read from a tool's output [ms]: 1,000 s, the bound topology.yaml puts on
+# every round trip and latency (advisor.inputs.topology, SECURITY.md "Limits"). No network
+# path takes longer (a geostationary hop is about 600 ms; TCP gives up after minutes of
+# retransmissions); a larger figure is a typo, a unit mix-up or a corrupt log, and from about
+# 3.4e38 ms on it overflowed the float32 draws and put NaN in the JSON.
+MAX_RTT_MS = 1e6
+
+
+def check_round_trip_ms(
+    value_ms: float, what: str, found: str, source: str, line: int | None
+) -> float:
+    """``value_ms`` if it is a round trip of at most :data:`MAX_RTT_MS`, else a located error."""
+    if not value_ms <= MAX_RTT_MS:
+        raise source_error(
+            f"{what} must be at most {MAX_RTT_MS:,.0f} ms (1,000 s; no network path takes "
+            f"longer), found {_shown(found)}",
+            source,
+            line,
+        )
+    return value_ms
+
+
+def _shown(text: str) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 @dataclass(frozen=True, eq=False)  # eq=False: numpy arrays have no single truth value

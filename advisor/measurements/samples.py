@@ -15,7 +15,13 @@ import warnings
 
 import numpy as np
 
-from advisor.measurements.result import ParsedMeasurement, line_number, source_error
+from advisor.measurements.result import (
+    MAX_RTT_MS,
+    ParsedMeasurement,
+    check_round_trip_ms,
+    line_number,
+    source_error,
+)
 from advisor.measurements.scan import MAX_WIDTH, FloatArray, read_numbers
 
 _COMMENT = re.compile(r"#[^\n]*")
@@ -65,7 +71,16 @@ def parse_samples_bytes(data: bytes, *, source: str = "<text>") -> ParsedMeasure
     if samples_ms is None:
         text = data.decode("utf-8")
         samples_ms = _checked_samples(text.replace("\r\n", "\n") if "\r" in text else text, source)
+    elif samples_ms.size and float(samples_ms.max()) > MAX_RTT_MS:
+        _refuse_beyond_bound(samples_ms, data.decode("utf-8"), source)
     return _measurement(samples_ms, source)
+
+
+def _refuse_beyond_bound(samples_ms: np.ndarray, text: str, source: str) -> None:
+    """The located error for the first sample over :data:`MAX_RTT_MS` (1e39 gave NaN)."""
+    index = int(np.argmax(samples_ms > MAX_RTT_MS))
+    line, found = _line_of_number(text, index)
+    check_round_trip_ms(float(samples_ms[index]), "a round-trip time", found, source, line)
 
 
 def _plain_decimals(data: bytes) -> FloatArray | None:
@@ -115,6 +130,8 @@ def _checked_samples(text: str, source: str) -> np.ndarray:
             source,
             line,
         )
+    if float(samples_ms.max()) > MAX_RTT_MS:
+        _refuse_beyond_bound(samples_ms, text, source)
     return samples_ms
 
 

@@ -24,6 +24,7 @@ import re
 
 from advisor.measurements.result import (
     ParsedMeasurement,
+    check_round_trip_ms,
     line_number,
     percentile_key,
     source_error,
@@ -46,10 +47,12 @@ _VALID = re.compile(
     r"ReceivedMessages=(\d{1,18})\b"
 )
 _SERVER = re.compile(r"Printing statistics for Server No:")
-# the message size, if the pasted command line (or VMA's "Cmd Line:") shows -m / --msg-size
-_MESSAGE_SIZE = re.compile(
-    r"sockperf\S* +(?:ping-pong|pp|under-load|ul)\b.*?\s(?:-m|--msg-size)[= ]?(\d{1,9})\b"
-)
+# the message size, if the pasted command line (or VMA's "Cmd Line:") shows -m / --msg-size:
+# the first command of a line, then its option, each searched once (a lazy '.*?' from every
+# "sockperf pp" of a 240 KB line made the search quadratic: 22 s); "sockperf" starts a word,
+# so a run of "sockperfsockperf..." is scanned once, not from each of its letters
+_COMMAND = re.compile(r"(?<!\w)sockperf\S* +(?:ping-pong|pp|under-load|ul)\b")
+_SIZE_OPTION = re.compile(r"\s(?:-m|--msg-size)[= ]?(\d{1,9})\b")
 _NO_RESULT = (
     "no latency statistics found in sockperf output; expected lines like "
     "'sockperf: ---> percentile 99.000 = 16.193' from 'sockperf ping-pong'"
@@ -102,7 +105,13 @@ def parse_sockperf(text: str, *, source: str = "<text>") -> ParsedMeasurement:
     )
     factor = 1.0 if full_rtt else 2.0
     percentiles = {  # one division: exact decimal inputs stay as close as floats allow
-        key: _microseconds(value, key, line, source) / (_US_PER_MS / factor)
+        key: check_round_trip_ms(
+            _microseconds(value, key, line, source) / (_US_PER_MS / factor),
+            f"sockperf {key} (a round trip in ms)",
+            value,
+            source,
+            line,
+        )
         for key, value, line in half
     }
     notes = [
@@ -121,8 +130,7 @@ def parse_sockperf(text: str, *, source: str = "<text>") -> ParsedMeasurement:
     duplicates = int(counts.group(2)) if counts else 0
     if counts is not None and transmitted:
         loss = min(int(counts.group(1)) / transmitted, 1.0)
-    size = _MESSAGE_SIZE.search(text)
-    message_bytes = int(size.group(1)) if size else None
+    message_bytes = _message_size(text)
     return ParsedMeasurement(
         tool="sockperf",
         samples_ms=None,
@@ -136,6 +144,23 @@ def parse_sockperf(text: str, *, source: str = "<text>") -> ParsedMeasurement:
         payload_bytes=None,
         notes=tuple(notes),
     )
+
+
+def _message_size(text: str) -> int | None:
+    """The ``-m`` of the first command line that gives one [bytes], else None.
+
+    >>> _message_size("$ sockperf pp -i 10.0.0.2 -m 1400\\nsockperf: done"), _message_size("x")
+    (1400, None)
+    """
+    start = 0
+    while (command := _COMMAND.search(text, start)) is not None:
+        end = text.find("\n", command.end())
+        end = len(text) if end < 0 else end
+        option = _SIZE_OPTION.search(text, command.end(), end)
+        if option is not None:
+            return int(option.group(1))
+        start = end  # the rest of this line was searched: on to the next
+    return None
 
 
 def _line(text: str, match: re.Match[str]) -> int:

@@ -43,6 +43,7 @@ __all__ = [
     "MAX_SIMULATED_CLIENTS",
     "MAX_SIMULATED_COMMITS",
     "MAX_SIMULATED_FRAGMENTS",
+    "MAX_SIMULATED_ROW_LOCKS",
     "ClosedLoop",
     "burst_bytes",
     "closed_loop",
@@ -96,8 +97,13 @@ def fragment_bytes(max_packet_size_bytes: int = DEFAULT_MAX_PACKET_SIZE_BYTES) -
     32728
     >>> fragment_bytes(16384)
     16364
+    >>> fragment_bytes(1)         # Galera raises a packet below the header to header + 1
+    1
     """
-    return min(int(max_packet_size_bytes), GCOMM_MTU_BYTES) - GCS_ACTION_HEADER_BYTES
+    # gcs_core_set_pkt_size (gcs/src/gcs_core.cpp) takes max(header + 1, packet size), then
+    # the transport's size: a gcs.max_packet_size of 0 to 20 still carries one byte.
+    message_bytes = max(GCS_ACTION_HEADER_BYTES + 1, int(max_packet_size_bytes))
+    return min(message_bytes, GCOMM_MTU_BYTES) - GCS_ACTION_HEADER_BYTES
 
 
 def fragment_count(writeset_bytes: npt.ArrayLike, fragment_size_bytes: int) -> IntArray:
@@ -399,7 +405,9 @@ def closed_loop(
     a row another client holds delays the write set until that client's commit is done, and
     the wait counts in the transaction's time, not in the commit's. The asymptotic bounds
     taken beyond ``MAX_SIMULATED_CLIENTS`` clients or ``MAX_SIMULATED_FRAGMENTS`` fragments
-    know no row locks: there they are an upper bound on the rate.
+    know no row locks: there they are an upper bound on the rate. Beyond
+    ``MAX_SIMULATED_ROW_LOCKS`` rows locked, fewer commits are simulated (ten per client at
+    least), and beyond that too, the asymptotic bounds are taken.
 
     Parameters
     ----------
@@ -451,7 +459,20 @@ def closed_loop(
     # Every fragment is an event: write sets of many fragments fill the window by themselves,
     # where the asymptotic bounds hold, and would make the simulation run for minutes.
     fragment_events = commits * float(np.mean(pieces))
-    if clients > MAX_SIMULATED_CLIENTS or fragment_events > MAX_SIMULATED_FRAGMENTS:
+    if clients == 1:
+        row_writes = None  # a lone client never waits for a row: the same run without locks
+    if row_writes is not None and _always_share(row_writes):
+        return _serialised(clients, paths + local_commit_ms)
+    # Every row a commit writes is locked and released: bounded like the fragments, first
+    # by simulating fewer commits (ten per client at least), then by the asymptotic bounds.
+    rows = 0 if row_writes is None else row_writes.rows_per_commit
+    if commits * rows > MAX_SIMULATED_ROW_LOCKS:
+        commits = max(MAX_SIMULATED_ROW_LOCKS // rows, 10 * clients)
+    if (
+        clients > MAX_SIMULATED_CLIENTS
+        or fragment_events > MAX_SIMULATED_FRAGMENTS
+        or commits * rows > MAX_SIMULATED_ROW_LOCKS
+    ):
         return _asymptotic(
             clients, think_ms, commits_per_txn, paths + local_commit_ms, pieces,
             send_window, writesets_per_message,
@@ -485,7 +506,10 @@ def closed_loop(
             locks.granted.clear()
 
     k = 0
-    while events and len(done) < commits:
+    # Commits that share rows deadlock again and again (5 of 20 rows or 5,000 of 10,000 by
+    # 64 clients: nearly every request closes a cycle and its victim draws again), so the
+    # run stops at a bound on that work too and reports the commits done by then.
+    while events and len(done) < commits and (locks is None or not _thrashing(locks)):
         now, _, kind, value = heapq.heappop(events)
         if kind in (_WRITESET, _GRANTED):
             holds = locks is None or (
@@ -517,7 +541,9 @@ def closed_loop(
             push(sim.safe_time(now + paths[k % paths.size]), _SAFE, seq)
             k += 1
     kept = np.array(done[len(done) // 5 :])
-    span_ms = float(kept[-1, 0] - kept[0, 0])
+    span_ms = float(kept[-1, 0] - kept[0, 0]) if kept.size else 0.0
+    if span_ms <= 0.0:  # stopped by the bound before two commits ended apart
+        return _serialised(clients, paths + local_commit_ms)
     # Every commit takes at least its local work, so simulated time always advances.
     rate = (len(kept) - 1) / (span_ms / 1000.0)
     finished = np.asarray(txns[len(txns) // 5 :], dtype=float)
@@ -535,6 +561,39 @@ MAX_SIMULATED_COMMITS = 20_000
 # Fragments sent in one simulation, at most: a second or so of events. The examples and the
 # calibration cases send at most 8,650 (50 clients, 2.2 fragments per write set).
 MAX_SIMULATED_FRAGMENTS = 200_000
+# Row locks taken in one simulation, at most: about a second (each row is drawn, looked up
+# and released, about 1 us in all). sysbench's 3 rows a commit take 12,000; 5,000 rows a
+# commit of a 1e12-row table took over 300 s before this bound (issue 26).
+MAX_SIMULATED_ROW_LOCKS = 1_000_000
+
+
+# Deadlocks in one simulation, at most (each costs a fresh draw of the victim's rows and a
+# walk of the waits: 40 to 100 us), and rows drawn or examined for locking, at most (a
+# request granted a row looks again at the rows it still wants).
+MAX_SIMULATED_DEADLOCKS = 20_000
+MAX_SIMULATED_ROW_WORK = 4 * MAX_SIMULATED_ROW_LOCKS
+
+
+def _always_share(writes: RowWrites) -> bool:
+    """Whether any two commits share a row: uniform writes of more than half the table
+    (pigeonhole: two sets of R of T rows share at least 2R - T). Such commits run one at a
+    time, and drawing R of nearly T distinct rows by rejection would take T ln T draws."""
+    return writes.hot_rows == 0 and 2 * writes.rows_per_commit > writes.table_rows
+
+
+def _thrashing(locks: RowLocks) -> bool:
+    """Whether the row locks have cost the simulation its bound of work."""
+    return locks.deadlocks > MAX_SIMULATED_DEADLOCKS or locks.work > MAX_SIMULATED_ROW_WORK
+
+
+def _serialised(clients: int, commit_ms: FloatArray) -> ClosedLoop:
+    """Clients whose commits share rows wait for each other's: one commit at a time, each
+    taking a lone commit (path and local work), and by Little's law a transaction waits for
+    every client's. What the simulation tends to when nearly every commit deadlocks (5 of 20
+    rows by 64 clients simulated to 32.3 commits/s against 1000 / 31 = 32.3 here)."""
+    mean_ms = float(np.mean(commit_ms))
+    rate = 1000.0 / mean_ms
+    return ClosedLoop(rate, np.asarray(commit_ms, dtype=float), np.full(1, clients * mean_ms))
 
 
 def _asymptotic(

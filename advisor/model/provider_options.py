@@ -13,6 +13,7 @@ from __future__ import annotations
 __all__ = [
     "FLAVOR_DEFAULTS",
     "KNOWN_OPTIONS",
+    "MAX_WINDOW",
     "check_option",
     "effective_options",
     "format_duration",
@@ -26,10 +27,17 @@ from typing import Literal
 Flavor = Literal["mariadb", "pxc", "codership"]
 OptionValue = int | float | bool | str
 
-_DURATION = re.compile(
-    r"^P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?"
-    r"(?:(?P<s>\d+(?:\.\d+)?)S)?)?$"
+_DURATION = re.compile(  # matched whole (fullmatch)
+    r"P(?:(?P<d>\d+(?:\.\d+)?)D)?(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?"
+    r"(?:(?P<s>\d+(?:\.\d+)?)S)?)?"
 )
+
+
+def _shown(value: OptionValue) -> str:
+    """A value as an error message shows it: its repr, cut to 60 characters (a value of
+    thousands of digits stays a short line)."""
+    text = repr(value) if not isinstance(value, int) or abs(value) < 10**60 else "a huge integer"
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def parse_duration_s(value: OptionValue) -> float:
@@ -49,13 +57,15 @@ def parse_duration_s(value: OptionValue) -> float:
     (90.0, 0.5, 3.0)
     """
     if isinstance(value, bool):
-        raise ValueError(f"expected a duration such as PT5S, got {value!r}")
+        raise ValueError(f"expected a duration such as PT5S, got {_shown(value)}")
     if isinstance(value, int | float):
         seconds = float(value)
     else:
-        match = _DURATION.match(value.strip().upper())
+        match = _DURATION.fullmatch(value.strip().upper())
         if not match or value.strip().upper() in {"P", "PT"}:
-            raise ValueError(f"expected an ISO 8601 duration such as PT5S or PT1M, got {value!r}")
+            raise ValueError(
+                f"expected an ISO 8601 duration such as PT5S or PT1M, got {_shown(value)}"
+            )
         parts = {k: float(v) for k, v in match.groupdict().items() if v}
         seconds = (
             parts.get("d", 0) * 86400
@@ -64,7 +74,7 @@ def parse_duration_s(value: OptionValue) -> float:
             + parts.get("s", 0)
         )
     if not seconds >= 0 or seconds == float("inf"):
-        raise ValueError(f"expected a non-negative finite duration, got {value!r}")
+        raise ValueError(f"expected a non-negative finite duration, got {_shown(value)}")
     return seconds
 
 
@@ -93,13 +103,15 @@ def format_duration(seconds: float) -> str:
 def _int_in(low: int, high: int) -> Callable[[OptionValue], int]:
     def parse(value: OptionValue) -> int:
         if isinstance(value, bool) or not isinstance(value, int | str):
-            raise ValueError(f"expected an integer from {low} to {high}, got {value!r}")
+            raise ValueError(f"expected an integer from {low} to {high}, got {_shown(value)}")
         try:
             number = int(value)
         except ValueError:
-            raise ValueError(f"expected an integer from {low} to {high}, got {value!r}") from None
+            raise ValueError(
+                f"expected an integer from {low} to {high}, got {_shown(value)}"
+            ) from None
         if not low <= number <= high:
-            raise ValueError(f"expected an integer from {low} to {high}, got {number}")
+            raise ValueError(f"expected an integer from {low} to {high}, got {_shown(number)}")
         return number
 
     return parse
@@ -111,7 +123,7 @@ def _fraction(value: OptionValue) -> float:
     except ValueError:
         number = float("nan")
     if not 0.0 <= number <= 1.0:
-        raise ValueError(f"expected a number from 0 to 1, got {value!r}")
+        raise ValueError(f"expected a number from 0 to 1, got {_shown(value)}")
     return number
 
 
@@ -123,19 +135,44 @@ def _boolean(value: OptionValue) -> bool:
         return True
     if text in {"no", "false", "off", "0"}:
         return False
-    raise ValueError(f"expected YES or NO, got {value!r}")
+    raise ValueError(f"expected YES or NO, got {_shown(value)}")
+
+
+# The shortest EVS periods Galera starts with: gcomm's Defaults::EvsSuspectTimeoutMin,
+# EvsInactiveTimeoutMin and EvsRetransPeriodMin, each "PT0.1S", enforced by check_range in
+# the evs::Proto constructor (https://github.com/codership/galera/blob/4.x/gcomm/src/
+# defaults.cpp, evs_proto.cpp); a shorter value stops mariadbd at start. evs.install_timeout
+# must lie in [evs.keepalive_period, evs.inactive_timeout], so it is at least as long.
+EVS_PERIOD_MIN_S = 0.1
+# The largest EVS window a design applies or a finding advises: the largest power of two
+# within the range Galera and this parser accept for evs.send_window and
+# evs.user_send_window (1 to 1,000,000, below).
+MAX_WINDOW = 2**19
+
+
+def _duration_at_least(minimum_s: float) -> Callable[[OptionValue], float]:
+    def parse(value: OptionValue) -> float:
+        seconds = parse_duration_s(value)
+        if seconds < minimum_s:
+            raise ValueError(
+                f"expected a duration of at least {format_duration(minimum_s)} "
+                f"(Galera's minimum), got {_shown(value)}"
+            )
+        return seconds
+
+    return parse
 
 
 # The options the model reads, with their parsers. Durations come back in seconds.
 _PARSERS: dict[str, Callable[[OptionValue], OptionValue]] = {
     "evs.send_window": _int_in(1, 1_000_000),
     "evs.user_send_window": _int_in(1, 1_000_000),
-    "evs.keepalive_period": parse_duration_s,
-    "evs.suspect_timeout": parse_duration_s,
-    "evs.inactive_timeout": parse_duration_s,
+    "evs.keepalive_period": _duration_at_least(EVS_PERIOD_MIN_S),
+    "evs.suspect_timeout": _duration_at_least(EVS_PERIOD_MIN_S),
+    "evs.inactive_timeout": _duration_at_least(EVS_PERIOD_MIN_S),
     "evs.inactive_check_period": parse_duration_s,
-    "evs.install_timeout": parse_duration_s,
-    "evs.join_retrans_period": parse_duration_s,
+    "evs.install_timeout": _duration_at_least(EVS_PERIOD_MIN_S),
+    "evs.join_retrans_period": _duration_at_least(EVS_PERIOD_MIN_S),
     "evs.delay_margin": parse_duration_s,
     "evs.delayed_keep_period": parse_duration_s,
     "evs.auto_evict": _int_in(0, 1_000_000),
@@ -263,8 +300,10 @@ FLAVOR_DEFAULTS: dict[str, dict[str, OptionValue]] = {
 
 # What can be written into ``wsrep_provider_options = "k=v; ..."`` of a my.cnf without changing
 # its meaning: no quote, ';' (the option separator), newline, '#' or control character.
-WRITABLE_KEY = re.compile(r"^[A-Za-z0-9_.]+$")
-WRITABLE_VALUE = re.compile(r"^[A-Za-z0-9_.:/+,@=-]*$")
+# Matched whole (fullmatch): with re.match, '$' also matches before a final newline, so
+# "x\n" passed and split the cnf line and garbd.conf's GALERA_OPTIONS (issue 26).
+WRITABLE_KEY = re.compile(r"[A-Za-z0-9_.]+")
+WRITABLE_VALUE = re.compile(r"[A-Za-z0-9_.:/+,@=-]*")
 
 
 def option_text(value: OptionValue) -> str:
@@ -322,11 +361,11 @@ def check_option(key: str, value: OptionValue) -> OptionValue:
 
         close = difflib.get_close_matches(key, sorted(KNOWN_OPTIONS), n=1, cutoff=0.85)
         if close:
-            raise ValueError(f"unknown provider option {key!r}; did you mean {close[0]!r}?")
+            raise ValueError(f"unknown provider option {_shown(key)}; did you mean {close[0]!r}?")
     text = option_text(value)
-    if not WRITABLE_KEY.match(key) or not WRITABLE_VALUE.match(text):
+    if not WRITABLE_KEY.fullmatch(key) or not WRITABLE_VALUE.fullmatch(text):
         raise ValueError(
-            f"provider option {key!r} = {text!r} cannot be written into "
+            f"provider option {_shown(key)} = {_shown(text)} cannot be written into "
             "wsrep_provider_options: expected letters, digits and _.:/+,@=- only"
         )
     return parsed

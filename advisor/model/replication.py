@@ -116,7 +116,7 @@ def utilisation(
 
 
 def queue_wait_ms(
-    rho: npt.ArrayLike, service_ms: npt.ArrayLike, quantile: float = 0.5
+    rho: npt.ArrayLike, service_ms: npt.ArrayLike, quantile: npt.ArrayLike = 0.5
 ) -> FloatArray | float:
     """The M/M/1 waiting time at ``quantile`` (module docstring).
 
@@ -126,8 +126,8 @@ def queue_wait_ms(
         Utilisation of the link [fraction].
     service_ms : array_like
         Mean service time, a mean write set's serialisation [ms].
-    quantile : float, default 0.5
-        Level of the waiting time [fraction, in [0, 1)].
+    quantile : array_like, default 0.5
+        Level of the waiting time [fraction, in [0, 1)]; broadcast with the others.
 
     Returns
     -------
@@ -139,11 +139,12 @@ def queue_wait_ms(
     >>> queue_wait_ms(0.3, 1.0, 0.5)  # rho below 1 - q: most commits find the link idle
     0.0
     """
-    if not 0.0 <= quantile < 1.0:
+    level = np.asarray(quantile, dtype=float)
+    if not ((level >= 0.0) & (level < 1.0)).all():
         raise ValueError(f"quantile must be within [0, 1), got {quantile!r}")
     r = np.asarray(rho, dtype=float)
     s = np.asarray(service_ms, dtype=float)
-    tail = 1.0 - quantile
+    tail = 1.0 - level
     with np.errstate(divide="ignore", invalid="ignore"):
         wait = np.where(
             r >= 1.0,
@@ -205,7 +206,7 @@ def lag_parts_ms(
     *,
     replicated_bytes_per_s: npt.ArrayLike = 0.0,
     mean_writeset_bytes: npt.ArrayLike | None = None,
-    quantile: float = 0.5,
+    quantile: npt.ArrayLike = 0.5,
     commits_per_s: npt.ArrayLike = 0.0,
     applier_threads: npt.ArrayLike = 1,
     mean_apply_ms: npt.ArrayLike | None = None,
@@ -228,8 +229,9 @@ def lag_parts_ms(
     mean_writeset_bytes : array_like, optional
         Mean write set, which sets the queue's service time [bytes]; default
         ``writeset_bytes``.
-    quantile : float, default 0.5
-        Level of the queues' waiting times [fraction, in [0, 1)].
+    quantile : array_like, default 0.5
+        Level of the queues' waiting times [fraction, in [0, 1)]; broadcast with the
+        round trips and sizes (one call for several levels).
     commits_per_s : array_like, default 0.0
         Transactions the channel carries [1/s]; 0 leaves out the appliers' queue.
     applier_threads : array_like, default 1

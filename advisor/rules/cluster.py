@@ -38,7 +38,7 @@ from advisor.engine.failover import EventKind, Survival
 from advisor.engine.metrics import ClusterEval, Option
 from advisor.model import flow_control as fc
 from advisor.model import membership, pipeline, quorum
-from advisor.model.provider_options import effective_options, format_duration
+from advisor.model.provider_options import MAX_WINDOW, effective_options, format_duration
 from advisor.model.rtt import RttDistribution
 from advisor.rules.context import Context
 from advisor.rules.pack import RuleHit
@@ -313,7 +313,8 @@ def send_window_need(
     per_message = cluster.writesets_per_message
     if pipeline.window_limit_commits_per_s(send_window, period, per_message) >= wanted:
         return None
-    return pipeline.send_window_for(wanted, period, per_message, int(p["min_window"]))
+    needed = pipeline.send_window_for(wanted, period, per_message, int(p["min_window"]))
+    return min(needed, MAX_WINDOW)  # Galera admits no more; the finding says so
 
 
 @dataclass(frozen=True)
@@ -347,7 +348,8 @@ def rounds_need(
     if extra_ms < p["min_extra_ms"]:
         return None
     user = 2 ** math.ceil(math.log2(messages))  # every fragment leaves at once
-    return Rounds(messages, int(rounds[0]) + 1, reply_ms, path, extra_ms, user, 2 * user)
+    send = min(2 * user, MAX_WINDOW)  # Galera admits no more
+    return Rounds(messages, int(rounds[0]) + 1, reply_ms, path, extra_ms, min(user, send), send)
 
 
 def given_options(ctx: Context) -> dict[str, Any]:
@@ -412,6 +414,15 @@ def send_window(ctx: Context, p: Params) -> Iterator[RuleHit]:
         shown, design = window_advice(
             ctx, cluster, {"evs.user_send_window": max(send // 2, 1), "evs.send_window": send}
         )
+        if send == MAX_WINDOW:
+            at_most = pipeline.window_limit_commits_per_s(
+                send, cluster.safe_period_ms, cluster.writesets_per_message
+            )
+            design += (
+                f"; {MAX_WINDOW} is the largest window Galera admits (1 to 1,000,000, a power "
+                f"of two), and even it carries only about {at_most:.0f} commits/s: spread the "
+                "writes over clusters or shorten the round trip"
+            )
         yield _cluster_hit(
             option,
             cluster,

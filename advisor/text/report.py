@@ -20,7 +20,7 @@ from advisor.vocabulary import severity_rank
 
 def to_json(result: Recommendation) -> str:
     """The FORMAT.md JSON document of one recommendation."""
-    return json.dumps(result.model_dump(mode="json"), indent=2)
+    return json.dumps(result.model_dump(mode="json"), indent=2, allow_nan=False)
 
 
 def render_recommendations(
@@ -30,11 +30,11 @@ def render_recommendations(
     compact object a line, as ``advisor recommend --format jsonl`` streams them), text,
     markdown."""
     if output_format == "jsonl":
-        return "\n".join(json.dumps(r.model_dump(mode="json")) for r in results)
+        return "\n".join(json.dumps(r.model_dump(mode="json"), allow_nan=False) for r in results)
     if output_format == "json":
         if len(results) == 1:
             return to_json(results[0])
-        return json.dumps([r.model_dump(mode="json") for r in results], indent=2)
+        return json.dumps([r.model_dump(mode="json") for r in results], indent=2, allow_nan=False)
     markdown = output_format == "markdown"
     # Names, messages and paths come from files: escaped for Markdown, and whatever the
     # format, no control character reaches the terminal (advisor.text.escape).

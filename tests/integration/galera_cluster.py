@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 import pymysql  # type: ignore[import-untyped,unused-ignore]
+import pytest
 
 Connection: TypeAlias = "pymysql.connections.Connection[Any]"
 GALERA_LIBRARY = Path("/usr/lib/galera/libgalera_smm.so")
@@ -96,6 +97,17 @@ def missing_requirements() -> list[str]:
             "rsync, or mariabackup and socat, for state transfer (apt-get install rsync)"
         )
     return missing
+
+
+def require(missing: list[str]) -> None:
+    """Skip the test when something it needs is ``missing``; fail instead under
+    ``ADVISOR_REQUIRE_GALERA=1`` (CI), where the packages must be there."""
+    if not missing:
+        return
+    reason = "needs " + "; ".join(missing) + " (run .ci/install-galera)"
+    if os.environ.get("ADVISOR_REQUIRE_GALERA") == "1":
+        pytest.fail(f"ADVISOR_REQUIRE_GALERA=1 but the Galera cluster {reason}")
+    pytest.skip(reason)
 
 
 def _socket_accepts(path: Path) -> bool:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pymysql
 import pytest
-from galera_cluster import GaleraCluster, Node, galera_cluster, missing_requirements
+from galera_cluster import GaleraCluster, Node, galera_cluster, missing_requirements, require
 from generated_design import sql_statements
 
 from advisor.analysis import analyse
@@ -82,11 +82,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[GaleraCluster]:
     missing = missing_requirements()
-    if missing:
-        reason = "needs " + "; ".join(missing) + " (run .ci/install-galera)"
-        if os.environ.get("ADVISOR_REQUIRE_GALERA") == "1":
-            pytest.fail(f"ADVISOR_REQUIRE_GALERA=1 but the Galera cluster {reason}")
-        pytest.skip(reason)
+    require(missing)
     with galera_cluster(size=2) as running:
         yield running
 

@@ -13,7 +13,6 @@ fail instead. The cluster is torn down at the end of the module, pass or fail.
 
 from __future__ import annotations
 
-import os
 import random
 import threading
 import time
@@ -24,7 +23,7 @@ from pathlib import Path
 import pymysql
 import pytest
 import yaml
-from galera_cluster import GaleraCluster, Node, galera_cluster, missing_requirements
+from galera_cluster import GaleraCluster, Node, galera_cluster, missing_requirements, require
 from typer.testing import CliRunner
 
 from advisor.collect import ConnectionSettings, collect
@@ -56,11 +55,7 @@ links:
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[GaleraCluster]:
     missing = missing_requirements()
-    if missing:
-        reason = "needs " + "; ".join(missing) + " (run .ci/install-galera)"
-        if os.environ.get("ADVISOR_REQUIRE_GALERA") == "1":
-            pytest.fail(f"ADVISOR_REQUIRE_GALERA=1 but the Galera cluster {reason}")
-        pytest.skip(reason)
+    require(missing)
     with galera_cluster(
         log_bin=(True, True, False), performance_schema=(False, False, True)
     ) as running:

@@ -1094,12 +1094,23 @@ def _proxysql_admin(environment: ScriptEnvironment, config: Path, lost: str) -> 
 
 
 def _channels_running(started: Deployment) -> None:
+    """Every channel of the design running, as a test's starting point. A channel whose source
+    was restarted by an earlier test may sit in MariaDB's reconnect pause
+    (MASTER_CONNECT_RETRY, 60 s by default): after a short wait it is started again, as an
+    operator would, since its source is up."""
+
+    def running(replica: Server, channel: str) -> bool:
+        status = _channel_status(replica, channel)
+        return status.get("Slave_IO_Running") == "Yes" and status.get("Slave_SQL_Running") == "Yes"
+
     for replica, channel in _apply_async_sql(started):
+        deadline = time.monotonic() + 15
+        while not running(replica, channel) and time.monotonic() < deadline:
+            time.sleep(0.3)
+        if not running(replica, channel):
+            replica.execute(f"START SLAVE '{channel}'")
         wait_for(
-            lambda r=replica, c=channel: (
-                _channel_status(r, c).get("Slave_IO_Running") == "Yes"
-                and _channel_status(r, c).get("Slave_SQL_Running") == "Yes"
-            ),
+            lambda r=replica, c=channel: running(r, c),
             60,
             f"channel {channel} on {replica.host} runs",
         )

@@ -13,7 +13,6 @@ instead.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import time
@@ -21,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from galera_cluster import GaleraCluster, Node, galera_cluster, missing_requirements
+from galera_cluster import GaleraCluster, Node, galera_cluster, missing_requirements, require
 from generated_design import kill, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,11 +41,7 @@ def cluster() -> Iterator[GaleraCluster]:
     missing = missing_requirements()
     if shutil.which("mariadb") is None:
         missing.append("the mariadb client (mariadb-client)")
-    if missing:
-        reason = "needs " + "; ".join(missing) + " (run .ci/install-galera)"
-        if os.environ.get("ADVISOR_REQUIRE_GALERA") == "1":
-            pytest.fail(f"ADVISOR_REQUIRE_GALERA=1 but the Galera cluster {reason}")
-        pytest.skip(reason)
+    require(missing)
     with galera_cluster() as running:
         for node in running.nodes:
             running.execute(node, "SET GLOBAL event_scheduler = ON")  # as galera-*.cnf sets

@@ -35,6 +35,8 @@ PROXYSQL_CLIENT="${PROXYSQL_CLIENT:-mysql -u admin -p}"
 PROXYSQL_ADMINS="${PROXYSQL_ADMINS:?set PROXYSQL_ADMINS to every ProxySQL admin interface, as host:port (6032)}"
 WAIT_TIMEOUT_S="${WAIT_TIMEOUT_S:-60}"
 LOST_HOSTS='frankfurt-db1 frankfurt-db2 frankfurt-db3'
+# The nodes of frankfurt that take writes: its `writes: false` nodes stay read_only by design.
+LOST_WRITABLE_HOSTS='frankfurt-db1 frankfurt-db2 frankfurt-db3'
 TAKER_HOSTS='paris-db1 paris-db2 paris-db3'
 
 set_read_only() {  # set_read_only ON|OFF HOSTS...
@@ -93,7 +95,7 @@ if [ "${1:-}" != back ]; then
     # 2. paris applies all of it.
     waited=$(wait_applied 'paris-db2' "$target")
     if [ "$waited" != 0 ]; then
-        set_read_only OFF $LOST_HOSTS
+        set_read_only OFF $LOST_WRITABLE_HOSTS
         events ON $LOST_HOSTS
         die "paris-db2 did not apply frankfurt's $target within $WAIT_TIMEOUT_S s: switchover abandoned, frankfurt writable again"
     fi
@@ -129,6 +131,6 @@ LOAD MYSQL USERS TO RUNTIME; SAVE MYSQL USERS TO DISK;"
         echo "round $round: frankfurt applied paris's ${target:-start}"
     done
     # 3. frankfurt takes its writes again.
-    set_read_only OFF $LOST_HOSTS
+    set_read_only OFF $LOST_WRITABLE_HOSTS
     echo "writes of frankfurt's rows refused for $(( $(date +%s) - start )) s; frankfurt takes them again"
 fi

@@ -35,6 +35,8 @@ PROXYSQL_CLIENT="${PROXYSQL_CLIENT:-mysql -u admin -p}"
 PROXYSQL_ADMINS="${PROXYSQL_ADMINS:?set PROXYSQL_ADMINS to every ProxySQL admin interface, as host:port (6032)}"
 WAIT_TIMEOUT_S="${WAIT_TIMEOUT_S:-60}"
 LOST_HOSTS='london-db1 london-db2 london-db3'
+# The nodes of london that take writes: its `writes: false` nodes stay read_only by design.
+LOST_WRITABLE_HOSTS='london-db1 london-db2 london-db3'
 TAKER_HOSTS='paris-db1 paris-db2 paris-db3'
 
 set_read_only() {  # set_read_only ON|OFF HOSTS...
@@ -93,7 +95,7 @@ if [ "${1:-}" != back ]; then
     # 2. paris applies all of it.
     waited=$(wait_applied 'paris-db2' "$target")
     if [ "$waited" != 0 ]; then
-        set_read_only OFF $LOST_HOSTS
+        set_read_only OFF $LOST_WRITABLE_HOSTS
         events ON $LOST_HOSTS
         die "paris-db2 did not apply london's $target within $WAIT_TIMEOUT_S s: switchover abandoned, london writable again"
     fi
@@ -128,6 +130,6 @@ LOAD MYSQL USERS TO RUNTIME; SAVE MYSQL USERS TO DISK;"
         echo "round $round: london applied paris's ${target:-start}"
     done
     # 3. london takes its writes again.
-    set_read_only OFF $LOST_HOSTS
+    set_read_only OFF $LOST_WRITABLE_HOSTS
     echo "writes of london's rows refused for $(( $(date +%s) - start )) s; london takes them again"
 fi

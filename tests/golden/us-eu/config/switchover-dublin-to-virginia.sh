@@ -37,6 +37,8 @@ PROXYSQL_CLIENT="${PROXYSQL_CLIENT:-mysql -u admin -p}"
 PROXYSQL_ADMINS="${PROXYSQL_ADMINS:?set PROXYSQL_ADMINS to every ProxySQL admin interface, as host:port (6032)}"
 WAIT_TIMEOUT_S="${WAIT_TIMEOUT_S:-60}"
 LOST_HOSTS='dublin-db1 dublin-db2 dublin-db3'
+# The nodes of dublin that take writes: its `writes: false` nodes stay read_only by design.
+LOST_WRITABLE_HOSTS='dublin-db1 dublin-db2 dublin-db3'
 TAKER_HOSTS='virginia-db1 virginia-db2 virginia-db3'
 
 set_read_only() {  # set_read_only ON|OFF HOSTS...
@@ -92,7 +94,7 @@ if [ "${1:-}" != back ]; then
     # 2. virginia applies all of it.
     waited=$(wait_applied 'virginia-db2' "$target")
     if [ "$waited" != 0 ]; then
-        set_read_only OFF $LOST_HOSTS
+        set_read_only OFF $LOST_WRITABLE_HOSTS
         events ON $LOST_HOSTS
         die "virginia-db2 did not apply dublin's $target within $WAIT_TIMEOUT_S s: switchover abandoned, dublin writable again"
     fi
@@ -128,6 +130,6 @@ LOAD MYSQL USERS TO RUNTIME; SAVE MYSQL USERS TO DISK;"
         echo "round $round: dublin applied virginia's ${target:-start}"
     done
     # 3. dublin takes its writes again.
-    set_read_only OFF $LOST_HOSTS
+    set_read_only OFF $LOST_WRITABLE_HOSTS
     echo "writes of dublin's rows refused for $(( $(date +%s) - start )) s; dublin takes them again"
 fi

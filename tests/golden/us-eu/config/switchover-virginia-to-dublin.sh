@@ -37,6 +37,8 @@ PROXYSQL_CLIENT="${PROXYSQL_CLIENT:-mysql -u admin -p}"
 PROXYSQL_ADMINS="${PROXYSQL_ADMINS:?set PROXYSQL_ADMINS to every ProxySQL admin interface, as host:port (6032)}"
 WAIT_TIMEOUT_S="${WAIT_TIMEOUT_S:-60}"
 LOST_HOSTS='virginia-db1 virginia-db2 virginia-db3'
+# The nodes of virginia that take writes: its `writes: false` nodes stay read_only by design.
+LOST_WRITABLE_HOSTS='virginia-db1 virginia-db2 virginia-db3'
 TAKER_HOSTS='dublin-db1 dublin-db2 dublin-db3'
 
 set_read_only() {  # set_read_only ON|OFF HOSTS...
@@ -92,7 +94,7 @@ if [ "${1:-}" != back ]; then
     # 2. dublin applies all of it.
     waited=$(wait_applied 'dublin-db2' "$target")
     if [ "$waited" != 0 ]; then
-        set_read_only OFF $LOST_HOSTS
+        set_read_only OFF $LOST_WRITABLE_HOSTS
         events ON $LOST_HOSTS
         die "dublin-db2 did not apply virginia's $target within $WAIT_TIMEOUT_S s: switchover abandoned, virginia writable again"
     fi
@@ -128,6 +130,6 @@ LOAD MYSQL USERS TO RUNTIME; SAVE MYSQL USERS TO DISK;"
         echo "round $round: virginia applied dublin's ${target:-start}"
     done
     # 3. virginia takes its writes again.
-    set_read_only OFF $LOST_HOSTS
+    set_read_only OFF $LOST_WRITABLE_HOSTS
     echo "writes of virginia's rows refused for $(( $(date +%s) - start )) s; virginia takes them again"
 fi
