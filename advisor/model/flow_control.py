@@ -33,8 +33,11 @@ __all__ = [
 
 import math
 
-# The design's floor on applier threads (advisor/config/galera.py ``_MIN_APPLIERS``, which sets
-# wsrep_slave_threads in the generated my.cnf; the engine cannot import config).
+# Appliers: at least this many, so independent write sets apply in parallel from the start
+# (design choice; Codership: never more than wsrep_cert_deps_distance shows useful, Codership
+# docs, MySQL wsrep Options, wsrep_slave_threads:
+# https://galeracluster.com/library/documentation/mysql-wsrep-options.html). The generated
+# my.cnf sets wsrep_slave_threads by :func:`design_applier_threads` (advisor/config/galera.py).
 MIN_APPLIERS = 4
 
 
@@ -76,7 +79,7 @@ def fc_limits(
 def design_applier_threads(peak_per_s: float | None, local_commit_ms: float) -> int:
     """The applier threads the generated configuration sets: Little's law on the peak commit
     rate and the workload's local commit, doubled for bursts, at least :data:`MIN_APPLIERS`
-    (the rule of advisor/config/galera.py ``_appliers``).
+    (advisor/config/galera.py ``_appliers`` writes it into the cnf).
 
     Parameters
     ----------
