@@ -95,6 +95,15 @@ class StatusSummary:
     cluster_size_min: int | None
     cluster_size_max: int | None
     segment: int | None
+    # Flow control seen from this node (issue 23): the FC_STOP messages it sent (it could not
+    # keep up) and received (itself included) over the intervals kept [count]; its receive
+    # queue, Galera's average since the last FLUSH STATUS as last read [write sets]; and the
+    # write sets that could apply in parallel, wsrep_cert_deps_distance as last read
+    # [write sets]. None where the server does not report them.
+    flow_control_sent: int | None = None
+    flow_control_recv: int | None = None
+    recv_queue_avg: float | None = None
+    cert_deps_distance: float | None = None
 
 
 def numeric_series(samples: Sequence[StatusSample], name: str) -> FloatArray:
@@ -324,7 +333,22 @@ def summarise_status(samples: Sequence[StatusSample]) -> StatusSummary:
         cluster_size_min=int(np.nanmin(size)) if (~np.isnan(size)).any() else None,
         cluster_size_max=int(np.nanmax(size)) if (~np.isnan(size)).any() else None,
         segment=_last_int(numeric_series(samples, "wsrep_gmcast_segment")),
+        flow_control_sent=_total(deltas("wsrep_flow_control_sent")),
+        flow_control_recv=_total(deltas("wsrep_flow_control_recv")),
+        recv_queue_avg=_last(numeric_series(samples, "wsrep_local_recv_queue_avg")),
+        cert_deps_distance=_last(numeric_series(samples, "wsrep_cert_deps_distance")),
     )
+
+
+def _total(deltas: FloatArray) -> int | None:
+    """A counter's increase over the intervals kept; None where none could be used."""
+    kept = deltas[~np.isnan(deltas)]
+    return int(kept.sum()) if kept.size else None
+
+
+def _last(series: FloatArray) -> float | None:
+    known = series[~np.isnan(series)]
+    return float(known[-1]) if known.size else None
 
 
 def _clip_fraction(spread: Spread) -> Spread:

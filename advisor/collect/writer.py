@@ -39,7 +39,7 @@ from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from advisor.collect.hotrows import round_rate
-from advisor.collect.status import Spread
+from advisor.collect.status import Spread, StatusSummary
 from advisor.errors import AdvisorError, Location
 from advisor.text.escape import one_line, terminal
 
@@ -140,6 +140,9 @@ def _provenance(evidence: CollectedEvidence) -> list[str]:
             f"{_percent(s.flow_control_paused.peak)} in the worst interval "
             "(wsrep_flow_control_paused_ns);"
         )
+    flow = _flow_control(s)
+    if flow:
+        context.append(flow)
     if s.cert_failures_per_s.peak is not None:
         context.append(
             f"certification failures {_per_s(s.cert_failures_per_s)}, brute-force "
@@ -171,6 +174,30 @@ def _provenance(evidence: CollectedEvidence) -> list[str]:
     for block in blocks:
         lines += textwrap.wrap(_plain(block), _COMMENT_WIDTH, subsequent_indent="  ")
     return lines
+
+
+def _flow_control(s: StatusSummary) -> str:
+    """This node's part in flow control: the pauses it sent (it fell behind) and received,
+    its receive queue and the parallelism its appliers could use (issue 23); empty when the
+    server reports none of them."""
+    parts = []
+    if s.flow_control_sent is not None:
+        parts.append(
+            f"this node sent {s.flow_control_sent} flow-control pauses (wsrep_flow_control_sent)"
+        )
+    if s.flow_control_recv is not None:
+        parts.append(f"received {s.flow_control_recv} (wsrep_flow_control_recv)")
+    if s.recv_queue_avg is not None:
+        parts.append(
+            f"its receive queue averaged {s.recv_queue_avg:.3g} write sets "
+            "(wsrep_local_recv_queue_avg)"
+        )
+    if s.cert_deps_distance is not None:
+        parts.append(
+            f"about {s.cert_deps_distance:.3g} write sets could apply in parallel "
+            "(wsrep_cert_deps_distance: more applier threads than that bring nothing)"
+        )
+    return (", ".join(parts) + ";") if parts else ""
 
 
 def _bytes_rate(spread: Spread) -> str:

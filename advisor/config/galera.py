@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from advisor.config import tls
 from advisor.config.model import GarbdPlan, PlanContext, Setting
+from advisor.model import flow_control
 from advisor.model.provider_options import FLAVOR_DEFAULTS, format_duration, option_text
 from advisor.rules.cluster import TimerAdvice, cluster_timers, link_tail_risk
 
@@ -76,11 +77,6 @@ _GCACHE_DEFAULT_BYTES = 128 * 2**20
 # maintenance, or a cut link repaired within the hour. A design assumption, stated in the
 # reason together with the hours the chosen size buys at the average and the peak rate.
 IST_COVER_S = 3600.0
-# Appliers: at least this many, so independent write sets apply in parallel from the start
-# (design choice; Codership: never more than wsrep_cert_deps_distance shows useful, Codership
-# docs, MySQL wsrep Options, wsrep_slave_threads:
-# https://galeracluster.com/library/documentation/mysql-wsrep-options.html).
-_MIN_APPLIERS = 4
 
 
 def _galera_version(ctx: PlanContext) -> tuple[int, int] | None:
@@ -533,30 +529,35 @@ def _sst(ctx: PlanContext) -> list[Setting]:
 
 
 def _appliers(ctx: PlanContext, index: int) -> Setting:
-    """Applier threads: Little's law on the peak commit rate and a lone node's commit time,
-    doubled for bursts, at least :data:`_MIN_APPLIERS`."""
+    """Applier threads: Little's law on the peak commit rate and the writer's site's commit
+    time, doubled for bursts, at least :data:`flow_control.MIN_APPLIERS`
+    (:func:`advisor.model.flow_control.design_applier_threads`, the number the model's
+    flow-control cap assumes)."""
     cluster = ctx.option.clusters[index]
     commits = ctx.analysis.topology.workload.commits_per_s
     name = "wsrep_slave_threads" if ctx.flavor == "mariadb" else "wsrep_applier_threads"
     spelling = (
         "" if ctx.flavor == "mariadb" else "; wsrep_slave_threads before 8.0.26 (PXC, MySQL-wsrep)"
     )
-    if commits is None:
-        threads = _MIN_APPLIERS
+    writer = cluster.writer_site
+    own = ctx.analysis.topology.site(writer).local_commit_ms if writer else None
+    local_ms = own if own is not None else cluster.local_commit_ms
+    peak = None if commits is None else commits.design_value
+    threads = flow_control.design_applier_threads(peak, local_ms)
+    if peak is None:
         basis = "no commit rate in topology.yaml"
     else:
-        busy = commits.design_value * cluster.local_commit_ms / 1000.0
-        threads = max(_MIN_APPLIERS, math.ceil(2.0 * busy))
+        busy = peak * local_ms / 1000.0
         basis = (
-            f"{commits.design_value:g} commits/s at peak x {cluster.local_commit_ms:g} ms "
+            f"{peak:g} commits/s at peak x {local_ms:g} ms "
             f"each = {busy:.1f} write sets applying at once (Little's law), doubled for bursts"
         )
     return Setting(
         name=name,
         value=threads,
         reason=f"threads that apply replicated write sets in parallel (default 1): {basis}, "
-        f"at least {_MIN_APPLIERS}; more than the status wsrep_cert_deps_distance shows "
-        f"brings nothing (Codership docs: wsrep_slave_threads){spelling}",
+        f"at least {flow_control.MIN_APPLIERS}; more than the status wsrep_cert_deps_distance "
+        f"shows brings nothing (Codership docs: wsrep_slave_threads){spelling}",
     )
 
 

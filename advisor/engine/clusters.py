@@ -7,6 +7,7 @@ from __future__ import annotations
 
 __all__ = ["Clusters"]
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -23,7 +24,7 @@ from advisor.engine.metrics import (
     summarise,
 )
 from advisor.inputs.topology import Site, Topology
-from advisor.model import galera, pipeline, quorum, tcp
+from advisor.model import flow_control, galera, pipeline, quorum, tcp
 
 
 class Clusters:
@@ -40,6 +41,12 @@ class Clusters:
         self.arbitrator_sites = [s.name for s in topology.sites if s.arbitrator]
         # One gmcast.segment per site unless the user pins one segment for every node.
         self._segments = "gmcast.segment" not in topology.galera.provider_options
+        # Each site's local work of one commit or apply [ms]: its own, else the workload's.
+        default_ms = self.sampling.local_commit_ms
+        self._local_ms = {
+            s.name: default_ms if s.local_commit_ms is None else s.local_commit_ms
+            for s in topology.sites
+        }
 
     def cluster(self, sites: Sequence[str]) -> ClusterEval:
         """The cluster of ``sites`` (those holding data, in declaration order), evaluated once
@@ -64,7 +71,7 @@ class Clusters:
         single = self.cluster([site])
         if site in single.commit_by_site_ms:
             return single.commit_percentiles(site)
-        return dict.fromkeys(REPORTED, self.sampling.local_commit_ms)
+        return dict.fromkeys(REPORTED, self._local_ms[site])
 
     def in_step_commit(self, cluster: ClusterEval, writers: tuple[str, ...]) -> Percentiles:
         """A row's commit at the writer site of the highest p50, clients at every site of
@@ -72,7 +79,9 @@ class Clusters:
         commit is."""
         paths = self._paths(cluster.sites, cluster.arbitrator, writers, in_step=True)
         members = self._members(cluster.sites, cluster.arbitrator)
-        commits = (self._pipelined(paths[w], _first_reply(self.pairs, members, w)) for w in writers)
+        commits = (
+            self._pipelined(paths[w], _first_reply(self.pairs, members, w), w) for w in writers
+        )
         return max((summarise(c) for c in commits), key=lambda p: p["p50"])
 
     def lone_commit(self, sites: Sequence[str], site: str) -> tuple[float, float, float]:
@@ -86,7 +95,7 @@ class Clusters:
             return shown["p50"], shown["p99"], float(np.mean(cluster.commit_ms[site]))
         members = self._members(cluster.sites, cluster.arbitrator)
         path = self._paths(cluster.sites, cluster.arbitrator, (site,), in_step=False)[site]
-        draws = self._pipelined(path, _first_reply(self.pairs, members, site))
+        draws = self._pipelined(path, _first_reply(self.pairs, members, site), site)
         draws = draws + self._losses(members, site)
         p50, p99 = np.percentile(draws, (REPORTED_PERCENTS["p50"], REPORTED_PERCENTS["p99"]))
         return float(p50), float(p99), float(np.mean(draws))
@@ -112,8 +121,13 @@ class Clusters:
                     site_failures, node_failures = self._failures(sites, None, writers, weights)
         members = self._members(sites, arbitrator, weights)
         by_site = {site: summarise(draws) for site, draws in commit.items()}
-        local_ms = self.sampling.local_commit_ms
         writer = self.writer_site(writers)
+        local_ms = self._local_ms[writer] if writer else self.sampling.local_commit_ms
+        commits = self.topology.workload.commits_per_s
+        threads = flow_control.design_applier_threads(
+            None if commits is None else commits.design_value, local_ms
+        )
+        slow = _slowest_applier([self._sites[s] for s in sites], writer, self._local_ms, threads)
         period_ms = safe_period_ms(by_site[writer] if writer else {}, local_ms)
         names = list(members)
         return ClusterEval(
@@ -139,6 +153,10 @@ class Clusters:
             path_ms=paths,
             first_reply_draws_ms=replies,
             writer_site=writer,
+            apply_site=slow[0],
+            apply_ms=slow[1],
+            applier_threads=slow[2],
+            apply_capacity_per_s=slow[3],
         )
 
     def writer_site(self, writers: Sequence[str]) -> str | None:
@@ -196,7 +214,8 @@ class Clusters:
             return {}, {}, {}
         replies = {writer: _first_reply(self.pairs, members, writer)}
         paths = self._paths(sites, arbitrator, (writer,), in_step=False)
-        own = self._pipelined(paths[writer], replies[writer]) + self._losses(members, writer)
+        own = self._pipelined(paths[writer], replies[writer], writer)
+        own += self._losses(members, writer)
         commits = {
             w: own if w == writer else own + self.pairs(w, writer)[0].astype(float) for w in writers
         }
@@ -238,12 +257,13 @@ class Clusters:
         draws = galera.in_step_commit_draws if in_step else galera.commit_latency_draws
         return draws(spec, writers, self.pairs, relay_ms=relay_ms)
 
-    def _pipelined(self, path_ms: FloatArray, first_reply_ms: FloatArray) -> FloatArray:
-        """A commit of each draw's write set [ms]: local work, then its rounds through the
-        send windows over that draw's path (:func:`pipeline.pipeline_commit_ms`). The one
-        place where the local commit is added to a commit."""
+    def _pipelined(self, path_ms: FloatArray, first_reply_ms: FloatArray, site: str) -> FloatArray:
+        """A commit at ``site`` of each draw's write set [ms]: that site's local work, then its
+        rounds through the send windows over that draw's path
+        (:func:`pipeline.pipeline_commit_ms`). The one place where the local commit is added
+        to a commit."""
         plan = self.sampling
-        return plan.local_commit_ms + pipeline.pipeline_commit_ms(
+        return self._local_ms[site] + pipeline.pipeline_commit_ms(
             plan.fragments, plan.user_window, plan.send_window, path_ms, first_reply_ms
         )
 
@@ -279,6 +299,36 @@ def _first_reply(pairs: LinkDraws, members: dict[str, list[int]], writer: str) -
         return np.zeros(pairs.sampling.draws)
     nearest: FloatArray = np.min(near, axis=0).astype(float)
     return nearest
+
+
+def _slowest_applier(
+    sites: Sequence[Site], writer: str | None, local_ms: Mapping[str, float], threads: int
+) -> tuple[str | None, float, int, float]:
+    """The member site whose appliers keep up least, and their capacity
+    (:func:`flow_control.apply_capacity_per_s`): (site, one apply [ms], the design's applier
+    threads, write sets a second); (None, 0, threads, inf) when every applying node is as
+    fast as the writer's.
+
+    Only a node slower than the writer's site counts: a node as fast applies with its
+    threads what the writer's clients committed at the same cost (the lab, with three equal
+    nodes: no flow control at 4 clients, paused 2.5 % of the time at 16 on a saturated
+    machine; benchmarks/calibration/lab-runs.yaml flow-control-slow-node). A
+    lone node at the writer's site runs the commits itself and applies none of them. The
+    threads are the design's (advisor/config/galera.py); how many of them can work at once is
+    bounded by the write sets' dependencies, which the topology does not give (the finding
+    names ``wsrep_cert_deps_distance`` as that bound).
+    """
+    base_ms = local_ms[writer] if writer else 0.0
+    slowest: tuple[str | None, float, int, float] = (None, 0.0, threads, math.inf)
+    for site in sites:
+        applies = site.nodes > (1 if site.name == writer else 0)
+        cost_ms = local_ms[site.name]
+        if not applies or cost_ms <= base_ms:
+            continue
+        capacity = flow_control.apply_capacity_per_s(threads, cost_ms)
+        if capacity < slowest[3]:
+            slowest = (site.name, cost_ms, threads, capacity)
+    return slowest
 
 
 def _primary_weight(sites: Sequence[Site], primary: str) -> dict[str, int]:

@@ -40,7 +40,7 @@ from advisor.model import galera, quorum
 from advisor.vocabulary import Architecture
 
 FloatArray = npt.NDArray[np.float64]
-LimitedBy = Literal["send window", "commit latency", "row locks"]
+LimitedBy = Literal["send window", "commit latency", "row locks", "flow control"]
 Percentiles = dict[str, float]
 REPORTED = ("p50", "p95", "p99", "p999", "max")
 # Each reported key as a percent of the draws.
@@ -88,6 +88,14 @@ class ClusterEval:
     first_reply_draws_ms: Mapping[str, FloatArray] = field(default_factory=dict, repr=False)
     # The site of ProxySQL's one writer, where every commit runs (None: nobody writes).
     writer_site: str | None = None
+    # The member site slower to apply than the writer's whose appliers keep up least (None:
+    # every applying node is as fast), one apply there [ms], the design's applier threads,
+    # and the write sets it applies a second [1/s]: above that rate it sends flow control and
+    # the cluster commits no faster (advisor.model.flow_control).
+    apply_site: str | None = None
+    apply_ms: float = 0.0
+    applier_threads: int = 0
+    apply_capacity_per_s: float = math.inf
 
     @property
     def bootstrap_sites(self) -> tuple[str, ...]:

@@ -459,6 +459,18 @@ class Site(_Model):
             "(default 1; Codership docs, Weighted Quorum)."
         ),
     )
+    # Extension: this site's own cost of one commit or apply (issue 23, FORMAT.md).
+    local_commit_ms: Annotated[float, Field(ge=0.001, le=1e6)] | None = Field(
+        default=None,
+        description=(
+            "The local work of one commit, or one replicated write set's apply, on this "
+            "site's nodes [ms]: slower disks, weaker CPUs or stricter durability "
+            "(innodb_flush_log_at_trx_commit=1, sync_binlog=1) make it larger. Default "
+            "workload.local_commit_ms. Every member applies every write set, so a site whose "
+            "appliers cannot keep up caps the whole cluster by flow control. Measure it as "
+            "the commit latency of the workload's transactions on one of its nodes alone."
+        ),
+    )
 
     _lan_as_peak = field_validator("lan_rtt_ms", mode="before")(
         lambda value: _peak_from_number(value)

@@ -14,6 +14,7 @@ __all__ = [
     "commit_latency_slo",
     "failover_node_loss",
     "failover_site_loss",
+    "flow_control",
     "given_options",
     "link_tail_risk",
     "quorum_node_loss",
@@ -35,6 +36,7 @@ from advisor.engine import failover
 from advisor.engine.evidence import LinkEvidence
 from advisor.engine.failover import EventKind, Survival
 from advisor.engine.metrics import ClusterEval, Option
+from advisor.model import flow_control as fc
 from advisor.model import membership, pipeline, quorum
 from advisor.model.provider_options import MAX_WINDOW, effective_options, format_duration
 from advisor.model.rtt import RttDistribution
@@ -436,6 +438,85 @@ def send_window(ctx: Context, p: Params) -> Iterator[RuleHit]:
             send_window=shown["evs.send_window"],
             design=design,
         )
+
+
+def flow_control(ctx: Context, p: Params) -> Iterator[RuleHit]:
+    """A member slower to apply than the writer caps the cluster's commits below the peak by
+    flow control (:mod:`advisor.model.flow_control`): which site, its capacity, the share of
+    time paused at the peak, and the remedies ranked."""
+    commits = ctx.topology.workload.commits_per_s
+    if commits is None:
+        return
+    peak = commits.design_value
+    given = given_options(ctx)
+    for option, cluster in ctx.clusters():
+        site = cluster.apply_site
+        capacity = cluster.apply_capacity_per_s
+        pause = fc.pause_share(peak, capacity)
+        if site is None or cluster.writer_site is None or pause <= p["max_pause_share"]:
+            continue
+        members = _fc_members(ctx, cluster)
+        single = bool(given["gcs.fc_single_primary"]) or bool(given["gcs.fc_master_slave"])
+        _, upper = fc.fc_limits(
+            float(given["gcs.fc_limit"]), float(given["gcs.fc_factor"]), members, single
+        )
+        remedies, short = _flow_control_remedies(cluster, site, peak)
+        yield _cluster_hit(
+            option,
+            cluster,
+            site,
+            site=site,
+            capacity_per_s=capacity,
+            applier_threads=cluster.applier_threads,
+            apply_ms=cluster.apply_ms,
+            peak_per_s=peak,
+            pause_share=pause,
+            pause_pct=100.0 * pause,
+            fc_upper=upper,
+            lag_ms=upper * 1000.0 / capacity,
+            members=members,
+            threads_needed=_threads_needed(peak, cluster.apply_ms),
+            max_apply_ms=cluster.applier_threads * 1000.0 / peak,
+            remedies=remedies,
+            remedy_short=short,
+        )
+
+
+def _fc_members(ctx: Context, cluster: ClusterEval) -> int:
+    """The members the flow-control limit scales with: every data node, and garbd except on
+    Percona XtraDB Cluster (PXC-694: https://github.com/percona/percona-xtradb-cluster/pull/408)."""
+    nodes = sum(s.nodes for s in ctx.topology.sites if s.name in cluster.sites)
+    garbd = cluster.arbitrator is not None and ctx.topology.galera.flavor != "pxc"
+    return nodes + (1 if garbd else 0)
+
+
+def _threads_needed(peak_per_s: float, apply_ms: float) -> int:
+    """Appliers that carry the peak at one apply's cost, doubled for bursts as the design
+    sizes them (:func:`advisor.model.flow_control.design_applier_threads`)."""
+    return fc.design_applier_threads(peak_per_s, apply_ms)
+
+
+def _flow_control_remedies(cluster: ClusterEval, site: str, peak: float) -> tuple[str, str]:
+    """FLOW-CONTROL's remedies, cheapest first, with their numbers; and the short one."""
+    threads = _threads_needed(peak, cluster.apply_ms)
+    max_ms = cluster.applier_threads * 1000.0 / peak
+    ranked = [
+        f"(1) more applier threads on {site}: wsrep_slave_threads={threads} (wsrep_applier_threads "
+        f"on PXC 8.0.26+; Little's law at {cluster.apply_ms:g} ms, doubled for bursts), useful "
+        "only up to the wsrep_cert_deps_distance the running cluster shows and only where the "
+        "apply waits (disk flushes, not a starved CPU)",
+        f"(2) the same durability settings on every node (innodb_flush_log_at_trx_commit, "
+        f"sync_binlog as on {cluster.writer_site})",
+        f"(3) faster nodes at {site}: one apply within {max_ms:.2f} ms at "
+        f"{cluster.applier_threads} threads",
+        f"(4) {site} out of the cluster, as an asynchronous replica (per_site_clusters or "
+        "grouped_clusters)",
+    ]
+    short = (
+        f"wsrep_slave_threads={threads} on {site}, the writer's durability settings there, "
+        f"a faster node, or {site} as an asynchronous replica"
+    )
+    return "; ".join(ranked), short
 
 
 def _replicated_mbps(ctx: Context) -> tuple[float, str] | None:

@@ -36,6 +36,7 @@ CHECKS: dict[str, Check] = {
     "SEND-WINDOW": cluster.send_window,
     "WRITESET-ROUNDS": cluster.writeset_rounds,
     "BANDWIDTH": cluster.bandwidth,
+    "FLOW-CONTROL": cluster.flow_control,
     "HOT-ROW-RATE": hot_row.hot_row_rate,
     "HOT-ROW-QUEUE": hot_row.hot_row_queue,
     "HOT-ROW-CONFLICTS": hot_row.hot_row_conflicts,

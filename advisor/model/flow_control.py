@@ -1,0 +1,229 @@
+"""The slowest member: apply capacity and Galera flow control.
+
+Every member of a Galera cluster receives, certifies and applies every write set. A commit
+waits for the write set's total-order delivery to every member, not for its apply there, so a
+member slow to apply does not slow one commit: its receive queue grows instead. Once the queue
+passes the flow-control limit the member sends FC_STOP and every member stops replicating new
+write sets until its queue drains below the lower limit (FC_CONT). A member whose appliers
+cannot keep up with the cluster's commit rate therefore caps that rate at what it applies;
+the rest of the time the cluster is paused (``wsrep_flow_control_paused``).
+
+Sources: Galera's group communication, ``gcs/src/gcs.cpp`` of github.com/codership/galera
+(commit f47405c8b849): ``_set_fc_limits`` (lines 833-844: upper = ``gcs.fc_limit`` x
+sqrt(members) + 0.5 unless ``gcs.fc_master_slave`` / ``gcs.fc_single_primary``, lower =
+upper x ``gcs.fc_factor`` + 0.5), ``gcs_fc_stop_begin`` (lines 410-427: FC_STOP once the
+receive queue exceeds the upper limit) and ``gcs_fc_cont_begin`` (lines 473-492: FC_CONT once
+it is at or below the lower limit). The appliers: ``wsrep_slave_threads`` (MariaDB) /
+``wsrep_applier_threads`` (PXC 8.0.26+), of which no more than ``wsrep_cert_deps_distance``
+run in parallel usefully (Codership docs, wsrep_slave_threads:
+https://galeracluster.com/library/documentation/mysql-wsrep-options.html#wsrep-slave-threads).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MIN_APPLIERS",
+    "apply_capacity_per_s",
+    "capped_commits_per_s",
+    "closed_loop_txn_ms",
+    "design_applier_threads",
+    "fc_limits",
+    "pause_share",
+]
+
+import math
+
+# Appliers: at least this many, so independent write sets apply in parallel from the start
+# (design choice; Codership: never more than wsrep_cert_deps_distance shows useful, Codership
+# docs, MySQL wsrep Options, wsrep_slave_threads:
+# https://galeracluster.com/library/documentation/mysql-wsrep-options.html). The generated
+# my.cnf sets wsrep_slave_threads by :func:`design_applier_threads` (advisor/config/galera.py).
+MIN_APPLIERS = 4
+
+
+def fc_limits(
+    fc_limit: float, fc_factor: float, members: int, single_primary: bool = False
+) -> tuple[int, int]:
+    """The receive-queue lengths at which a member resumes and pauses replication.
+
+    Parameters
+    ----------
+    fc_limit : float
+        ``gcs.fc_limit`` [write sets] (16 Codership and MariaDB, 100 PXC).
+    fc_factor : float
+        ``gcs.fc_factor`` [fraction] (1.0 by default).
+    members : int
+        Members of the cluster (garbd included upstream; PXC leaves it out since PXC-694).
+    single_primary : bool
+        ``gcs.fc_single_primary`` (``gcs.fc_master_slave`` before 4.10): no sqrt scaling.
+
+    Returns
+    -------
+    tuple of int
+        (lower, upper) [write sets]: FC_CONT at or below lower, FC_STOP above upper
+        (gcs/src/gcs.cpp ``_set_fc_limits``, lines 833-844).
+
+    Examples
+    --------
+    >>> fc_limits(16, 1.0, 3)
+    (28, 28)
+    >>> fc_limits(16, 1.0, 4)
+    (32, 32)
+    """
+    scale = 1.0 if single_primary else math.sqrt(max(members, 1))
+    upper = int(fc_limit * scale + 0.5)
+    lower = int(upper * fc_factor + 0.5)
+    return lower, upper
+
+
+def design_applier_threads(peak_per_s: float | None, local_commit_ms: float) -> int:
+    """The applier threads the generated configuration sets: Little's law on the peak commit
+    rate and the workload's local commit, doubled for bursts, at least :data:`MIN_APPLIERS`
+    (advisor/config/galera.py ``_appliers`` writes it into the cnf).
+
+    Parameters
+    ----------
+    peak_per_s : float or None
+        The workload's peak commit rate [1/s]; None: not given.
+    local_commit_ms : float
+        The workload's local commit [ms].
+
+    Returns
+    -------
+    int
+        ``wsrep_slave_threads`` [threads].
+
+    Examples
+    --------
+    >>> design_applier_threads(1500, 1.0)
+    4
+    >>> design_applier_threads(5000, 1.0)
+    10
+    """
+    if peak_per_s is None:
+        return MIN_APPLIERS
+    return max(MIN_APPLIERS, math.ceil(2.0 * peak_per_s * local_commit_ms / 1000.0))
+
+
+def apply_capacity_per_s(
+    applier_threads: int, apply_ms: float, parallel_limit: float | None = None
+) -> float:
+    """The write sets a member applies per second with every applier busy.
+
+    Each applier applies one write set at a time, for ``apply_ms`` each (a remote write set
+    costs its member the local work of a commit there: the network is paid before it queues).
+    Write sets that touch the same rows apply in order, so no more appliers work at once than
+    the dependencies allow: ``parallel_limit``, what ``wsrep_cert_deps_distance`` measures on a
+    running cluster (None: not known, the threads alone bound it).
+
+    Parameters
+    ----------
+    applier_threads : int
+        ``wsrep_slave_threads`` [threads].
+    apply_ms : float
+        One write set's apply on that member [ms].
+    parallel_limit : float or None
+        Write sets that can apply in parallel [write sets], at least 1.
+
+    Returns
+    -------
+    float
+        Apply capacity [write sets/s]; infinite for a zero apply time.
+
+    Examples
+    --------
+    >>> apply_capacity_per_s(4, 8.0)
+    500.0
+    >>> apply_capacity_per_s(4, 8.0, parallel_limit=2.0)
+    250.0
+    """
+    if apply_ms <= 0.0:
+        return math.inf
+    parallel = float(applier_threads)
+    if parallel_limit is not None:
+        parallel = min(parallel, max(parallel_limit, 1.0))
+    return parallel * 1000.0 / apply_ms
+
+
+def capped_commits_per_s(offered_per_s: float, capacity_per_s: float) -> float:
+    """The cluster's commit rate under flow control: what is offered, at most what the
+    slowest member applies (past that its queue passes ``gcs.fc_limit`` and it pauses
+    everyone until the queue drains, so over time the cluster commits at its rate).
+
+    Parameters
+    ----------
+    offered_per_s : float
+        Commits the writers would make without flow control [1/s].
+    capacity_per_s : float
+        The slowest member's apply capacity [1/s] (:func:`apply_capacity_per_s`).
+
+    Returns
+    -------
+    float
+        Commits per second [1/s].
+    """
+    return min(offered_per_s, capacity_per_s)
+
+
+def pause_share(offered_per_s: float, capacity_per_s: float) -> float:
+    """The share of time the cluster spends paused by flow control.
+
+    Replication runs at the offered rate while it runs and not at all while paused, so it
+    runs ``capacity / offered`` of the time. For a closed loop of clients ``offered`` is the
+    rate they reach without flow control. ``wsrep_flow_control_paused`` reports the share.
+    A floor for a closed loop: its clients pile up at each pause and commit in a burst
+    after it, so replication runs faster than ``offered`` while it runs. The project's lab
+    measured 0.30 where this gives 0.09 to 0.23 (benchmarks/calibration/lab-runs.yaml,
+    flow-control-slow-node), and the cap itself within -5 to +8 %.
+
+    Parameters
+    ----------
+    offered_per_s : float
+        Commits per second without flow control [1/s].
+    capacity_per_s : float
+        The slowest member's apply capacity [1/s].
+
+    Returns
+    -------
+    float
+        Paused share of time [fraction, 0 to 1].
+
+    Examples
+    --------
+    >>> pause_share(1000.0, 250.0)
+    0.75
+    >>> pause_share(200.0, 250.0)
+    0.0
+    """
+    if offered_per_s <= 0.0 or capacity_per_s >= offered_per_s:
+        return 0.0
+    return 1.0 - capacity_per_s / offered_per_s
+
+
+def closed_loop_txn_ms(clients: int, commits_per_txn: int, commits_per_s: float) -> float:
+    """A transaction's latency when ``clients`` run at ``commits_per_s``, each with one
+    transaction at a time and nothing between them (Little's law: the clients' count is the
+    rate of transactions times their latency).
+
+    Parameters
+    ----------
+    clients : int
+        Clients, each with one transaction at a time.
+    commits_per_txn : int
+        Commits each transaction makes.
+    commits_per_s : float
+        The rate the clients run at [1/s].
+
+    Returns
+    -------
+    float
+        The mean transaction latency, its own work and its commits [ms]; infinite at rate 0.
+
+    Examples
+    --------
+    >>> closed_loop_txn_ms(16, 1, 400.0)
+    40.0
+    """
+    if commits_per_s <= 0.0:
+        return math.inf
+    return clients * commits_per_txn * 1000.0 / commits_per_s
