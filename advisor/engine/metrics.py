@@ -36,7 +36,7 @@ import numpy.typing as npt
 from advisor.engine.evidence import LinkEvidence
 from advisor.engine.failover import FailoverPlan
 from advisor.inputs.topology import HotRow
-from advisor.model import galera, quorum
+from advisor.model import galera, quorum, replication
 from advisor.vocabulary import Architecture
 
 FloatArray = npt.NDArray[np.float64]
@@ -170,7 +170,9 @@ class AsyncLink:
     @property
     def apply_capacity_per_s(self) -> float:
         """The most transactions the replica applies a second [1/s]."""
-        return self.applier_threads * 1000.0 / self.apply_ms if self.apply_ms > 0 else math.inf
+        if self.apply_ms <= 0:
+            return math.inf
+        return float(replication.apply_capacity_per_s(self.applier_threads, self.apply_ms))
 
     @property
     def in_order_busy(self) -> float:

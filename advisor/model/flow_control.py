@@ -33,6 +33,8 @@ __all__ = [
 
 import math
 
+from advisor.model import replication
+
 # Appliers: at least this many, so independent write sets apply in parallel from the start
 # (design choice; Codership: never more than wsrep_cert_deps_distance shows useful, Codership
 # docs, MySQL wsrep Options, wsrep_slave_threads:
@@ -142,7 +144,7 @@ def apply_capacity_per_s(
     parallel = float(applier_threads)
     if parallel_limit is not None:
         parallel = min(parallel, max(parallel_limit, 1.0))
-    return parallel * 1000.0 / apply_ms
+    return float(replication.apply_capacity_per_s(parallel, apply_ms))  # workers over one apply
 
 
 def capped_commits_per_s(offered_per_s: float, capacity_per_s: float) -> float:
