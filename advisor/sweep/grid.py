@@ -563,4 +563,6 @@ CARRIED: dict[str, str] = {
     "QUORUM-SITE-LOSS": "which site losses and link cuts a cluster survives: its sites' weights",
     "BANDWIDTH": "the peak replicated traffic against each link's bandwidth",
     "MULTI-SITE-WRITES-ASYNC": "rows written at sites of different clusters: the partition",
+    "FLOW-CONTROL": "the slowest member's appliers against the peak commit rate: its own "
+    "local commit, not a round trip, a distance or a hot row's rate",
 }
