@@ -12,9 +12,8 @@ import pytest
 from advisor.analysis import analyse
 from advisor.documents import write_documents
 from advisor.documents.context import document_context, pros_and_cons
-from advisor.documents.headline import survives_text
 from advisor.result import OptionReport, Recommendation
-from advisor.text.report import render_recommendations
+from advisor.text.report import render_recommendations, survives_text
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "examples").glob("*/topology.yaml"))

@@ -28,10 +28,11 @@ from advisor.config.model import ConfigPlan
 from advisor.config.plan import plan_configuration
 from advisor.documents import charts
 from advisor.documents.filters import arch, ms, rate
-from advisor.documents.headline import headline, survives_text
+from advisor.documents.headline import headline
 from advisor.model.provider_options import parse_duration_s
 from advisor.names import joined_names
 from advisor.result import Finding, OptionReport, Recommendation
+from advisor.text.report import survives_text
 from advisor.vocabulary import ARCHITECTURES, severity_rank
 
 if TYPE_CHECKING:

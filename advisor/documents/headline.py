@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["headline", "rto_text", "survives_text"]
+__all__ = ["headline", "rto_text"]
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -30,21 +30,6 @@ MAX_CHANGES = 3
 def rto_text(rto_s: float) -> str:
     """A recovery time in whole seconds, as the terminal report writes it: ``76 s``."""
     return f"{rto_s:.0f} s"
-
-
-def survives_text(option: OptionReport) -> str:
-    """How an option lives through the failure the requirement names, in the terminal
-    report's words (``advisor/text/report.py`` ``_survives``): ``yes``, ``by failover (76 s)``,
-    ``by manual bootstrap``, ``unbounded loss`` or ``no``."""
-    if option.survives_site_loss is None and option.data_at_risk_unbounded:
-        return "unbounded loss"
-    if not option.survives_site_loss and option.manual_recovery:
-        return "by manual bootstrap"
-    if not option.survives_site_loss:
-        return "no"
-    if option.failover_rto_s is None:
-        return "yes"
-    return f"by failover ({rto_text(option.failover_rto_s)})"
 
 
 def _lower_first(text: str) -> str:

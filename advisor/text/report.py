@@ -6,7 +6,7 @@ then the options side by side, the findings, the links and what would change the
 
 from __future__ import annotations
 
-__all__ = ["render_recommendations", "table", "to_json"]
+__all__ = ["render_recommendations", "survives_text", "table", "to_json"]
 
 import json
 import textwrap
@@ -116,7 +116,7 @@ def _options(options: Sequence[OptionReport], markdown: bool) -> str:
                 _ms(o.commit_latency_ms, "p50"),
                 _ms(o.commit_latency_ms, "p99"),
                 throughput,
-                _survives(o),
+                survives_text(o),
                 risk,
                 ", ".join(o.blockers) or "-",
             ]
@@ -135,9 +135,11 @@ def _options(options: Sequence[OptionReport], markdown: bool) -> str:
     return table(headers, rows, markdown=markdown)
 
 
-def _survives(option: OptionReport) -> str:
-    """``yes`` on its own quorum, ``by failover (76 s)`` with the longest failover, ``no``;
-    ``unbounded loss`` where a failover would lose an ever-growing backlog."""
+def survives_text(option: OptionReport) -> str:
+    """How an option lives through the failures the requirement names, as every report and
+    document writes it: ``yes`` on its own quorum, ``by failover (76 s)`` with the longest
+    failover, ``by manual bootstrap``, ``unbounded loss`` where a failover would lose an
+    ever-growing backlog, or ``no``."""
     if option.survives_site_loss is None and option.data_at_risk_unbounded:
         return "unbounded loss"
     if not option.survives_site_loss and option.manual_recovery:
