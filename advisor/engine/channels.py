@@ -42,7 +42,6 @@ class ChannelLoad:
     # Each hot row's owner site, name and required updates [1/s]: they apply in order on a
     # replica.
     row_rates: tuple[tuple[str, str, float], ...] = ()
-    writing: frozenset[str] = frozenset()  # the sites that take writes
 
 
 def channel_load(
@@ -71,7 +70,6 @@ def channel_load(
         replication.default_applier_threads(topology.galera.flavor),
         topology.replication.applier_threads,
         tuple((owner(row), row.name, row.updates_per_s) for row in workload.hot_rows),
-        frozenset(s.name for s in topology.sites if s.writes and s.nodes > 0),
     )
 
 
@@ -121,7 +119,7 @@ def channel(
         ways = [(tuple(source), into_target, b)]
         if target_is_cluster:
             ways.append((tuple(target), tuple(source), a))
-        carrying = [w for w in ways if set(w[0]) & load.writing] or ways[:1]
+        carrying = [w for w in ways if set(w[0]) & set(receiving.writing)] or ways[:1]
         memo.channels[key] = max(
             (
                 _channel(
