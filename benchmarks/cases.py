@@ -250,6 +250,14 @@ class Result:
         assert throughput is not None, "the topology has no workload.clients"
         return throughput.commits_per_s, throughput.txn_latency_ms
 
+    def commits_over(self, site: str, over_ms: float) -> tuple[float, float]:
+        """The share of the single cluster's commit draws at ``site`` above ``over_ms``, and
+        their mean [ms] (the draws the commit percentiles are read from)."""
+        (cluster,) = self.analysis.option("single_cluster").clusters
+        draws = cluster.commit_ms[site]
+        held = draws[draws > over_ms]
+        return len(held) / len(draws), float(held.mean()) if len(held) else 0.0
+
     def hot_row_bound_per_s(self, row: str, architecture: str = "single_cluster") -> float:
         """A hot row's most updates per second (Callaghan's bound at the commit p50) [1/s]."""
         report = next(r for r in self.report.hot_rows if r.name == row)
@@ -322,9 +330,11 @@ def _cluster(
     flavor: str = "mariadb",
     workload: Mapping[str, Any] | None = None,
     tcp_rr: Mapping[float, Sequence[Mapping[str, Any]]] | None = None,
+    loss: float = 0.0,
 ) -> dict[str, Any]:
     """One node per site, point RTTs (the emulator adds no jitter), one segment for all;
-    ``tcp_rr`` maps an RTT [ms] to the tcp_rr measurements of every link at that RTT."""
+    ``tcp_rr`` maps an RTT [ms] to the tcp_rr measurements of every link at that RTT; ``loss``
+    the round-trip loss a ping would measure on every link."""
     names = sorted({s for pair in rtt_ms for s in pair})
     return {
         "requirements": {"survive": "node"},
@@ -333,7 +343,7 @@ def _cluster(
             {
                 "sites": list(pair),
                 "measurements": [
-                    {"method": "icmp", "samples_ms": [ms]},
+                    {"method": "icmp", "samples_ms": [ms]} | ({"loss": loss} if loss else {}),
                     *(tcp_rr or {}).get(ms, []),
                 ],
             }
@@ -870,11 +880,60 @@ def _windows(case: Mapping[str, Any], commands: Mapping[str, Mapping[str, str]])
     return windows
 
 
+# A held commit: over this, none of the loss-free runs (their max 38 ms at RTT 20).
+_HELD_OVER_MS = 150.0
+
+
+def _loss_rows(case: Mapping[str, Any]) -> list[Row]:
+    """loss-one-writer: the share of a lone writer's commits held for a retransmission
+    timeout, and how long they took, at each one-way loss the emulator set (a ping over the
+    same path would lose ``1 - (1 - q)^2``). Runs repeated at one loss are read pooled."""
+    name = f"lab {case['id']}"
+    rows = []
+    by_loss: dict[float, list[Mapping[str, Any]]] = {}
+    for entry in case["measured"]:
+        if entry["one_way_loss"] > 0:
+            by_loss.setdefault(float(entry["one_way_loss"]), []).append(entry)
+    for q, entries in sorted(by_loss.items()):
+        pooled = [e for e in entries if "pooled" in e]
+        shown = pooled[0] if pooled else entries[0]
+        result = run(_cluster(_equal(20.0), writeset_bytes=3384.0, loss=1 - (1 - q) ** 2))
+        share, mean_ms = result.commits_over("n1", _HELD_OVER_MS)
+        events = f"{round(shown['held_share'] * shown['commits'])} held commits measured"
+        rows.append(
+            Row(
+                name,
+                f"one-way loss {q:g}: share held",
+                "1",
+                LAB_LATENCY,
+                share,
+                float(shown["held_share"]),
+                f"{events}: known to about 1/sqrt(n)",
+            )
+        )
+        for entry in (e for e in entries if "held_mean_ms" in e):
+            rows.append(
+                Row(
+                    name,
+                    f"one-way loss {q:g}, {entry['seconds']} s run: held commit mean",
+                    "ms",
+                    LAB_LATENCY,
+                    mean_ms,
+                    float(entry["held_mean_ms"]),
+                )
+            )
+    return rows
+
+
+# lab-runs.yaml cases whose experiment lab_run_setup does not rebuild, each with its builder.
+_BUILDERS = {"loss-one-writer": _loss_rows}
+
+
 def unbuilt_lab_runs(directory: Path = CALIBRATION) -> dict[str, str]:
     """lab-runs.yaml cases (inputs aside) that :func:`lab_run_setup` cannot rebuild, and why."""
     unbuilt = {}
     for case in calibration_cases(directory).get("lab-runs.yaml", []):
-        if case.get("role") == "input":
+        if case.get("role") == "input" or case["id"] in _BUILDERS:
             continue
         try:
             lab_run_setup(case)
@@ -891,7 +950,7 @@ def lab_runs_rows() -> list[Row]:
         row
         for case in cases
         if case.get("role") != "input" and case["id"] not in unbuilt
-        for row in lab_run_rows(case)
+        for row in _BUILDERS.get(case["id"], lab_run_rows)(case)
     ]
 
 

@@ -216,29 +216,44 @@ class Clusters:
         paths = self._paths(sites, arbitrator, (writer,), in_step=False)
         own = self._pipelined(paths[writer], replies[writer], writer)
         own += self._losses(members, writer)
-        commits = {
-            w: own if w == writer else own + self.pairs(w, writer)[0].astype(float) for w in writers
-        }
+        commits = {w: own if w == writer else own + self._statement_hop(w, writer) for w in writers}
         return paths, replies, commits
 
     def _losses(self, members: dict[str, list[int]], writer: str) -> FloatArray:
-        """What losses on the cluster's links add to each draw's commit [ms]
-        (:func:`galera.retransmission_delay_draws`): every link carries one message each
-        way, and a link from the writer's site the write set's segments too."""
+        """What losses on the writer's links add to each draw's commit [ms]: the write set's
+        last segment to each member is lone (:func:`galera.retransmission_delay_draws`,
+        which counts one such message per link of the writer, as measured), its earlier
+        segments are resent after one round trip (:func:`galera.fast_retransmit_delay_draws`).
+        Losses between two other members are recovered without a timeout (the same lab)."""
         plan = self.sampling
-        names = list(members)
         delay = np.zeros(plan.draws)
         segments = np.ceil(plan.burst_draw_bytes / tcp.MSS_BYTES)
-        for i, a in enumerate(names):
-            for b in names[i + 1 :]:
-                link = self.pairs.link(a, b)
-                if link.rtt.loss <= 0.0:
-                    continue
-                messages = 2.0 + (segments if writer in (a, b) else 0.0)
-                levels = galera.stream_uniforms("|".join(sorted((a, b))), 1, plan.draws)
-                rtt_ms = self.pairs(a, b)[0]
-                delay += galera.retransmission_delay_draws(link.rtt.loss, messages, rtt_ms, levels)
+        for peer in members:
+            if peer == writer:
+                continue
+            link = self.pairs.link(writer, peer)
+            if link.rtt.loss <= 0.0:
+                continue
+            key = "|".join(sorted((writer, peer)))
+            rtt_ms = self.pairs(writer, peer)[0]
+            lone = galera.stream_uniforms(key, 1, plan.draws)
+            followed = galera.stream_uniforms(key, 3, plan.draws)
+            delay += galera.retransmission_delay_draws(link.rtt.loss, 1.0, rtt_ms, lone)
+            delay += galera.fast_retransmit_delay_draws(
+                link.rtt.loss, segments - 1.0, rtt_ms, followed
+            )
         return delay
+
+    def _statement_hop(self, site: str, writer: str) -> FloatArray:
+        """A client at ``site`` reaching ProxySQL's writer at ``writer``: the round trip, and
+        an RTO when its statement or the answer, each a lone message, is lost [ms]."""
+        rtt_ms = self.pairs(site, writer)[0].astype(float)
+        loss = self.pairs.link(site, writer).rtt.loss
+        if loss <= 0.0:
+            return rtt_ms
+        key = "|".join(sorted((site, writer)))
+        levels = galera.stream_uniforms(key, 4, self.sampling.draws)
+        return rtt_ms + galera.retransmission_delay_draws(loss, 2.0, rtt_ms, levels)
 
     def _paths(
         self,
