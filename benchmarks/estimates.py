@@ -18,6 +18,12 @@ states its ``path`` gets from 100 km up.
 Error = (estimate - measured) / measured; coverage = the share of measured values inside
 the estimate's stated range [floor, estimate x the band's scatter factor].
 
+Two diagnostics say why public-Internet paths of 100 to 6,000 km stay above the 20 % target
+(neither is an estimate the product makes): :func:`region_distance_bound`, the error of the
+most flexible estimate from region pair and distance (each pair's nearest fit pairs), and
+:func:`population_error`, the error weighted back from build_rtt_published.py's sample to
+WonderProxy's own mix of pairs (:func:`sampling_rates`).
+
 Run ``python -m benchmarks.estimates`` to print the section, ``--write`` to put it into
 BENCHMARKS.md in place of the old one (the rest of the file untouched).
 """
