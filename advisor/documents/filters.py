@@ -19,6 +19,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from advisor.rules.pack import IN_THE_SOURCE, Reference
 from advisor.text.escape import markdown_inline
 from advisor.units import ms_text
 from advisor.vocabulary import ARCHITECTURES
@@ -153,10 +154,18 @@ def _reference_parts(value: Any) -> list[tuple[str, str | None]]:
 
 
 def reference_html(value: Any) -> Markup:
-    """A rule's reference for the HTML page: each address a link titled by the words before
-    it, every piece escaped (a rule pack may come from a user)."""
+    """A rule's reference for the HTML page: a titled link to a public document, a titled
+    file of the advisor source (its lab data, its model) named as such, or, for plain text
+    (a user's pack), each address in it a link titled by the words before it. Every piece
+    is escaped: a rule pack may come from a user."""
+    if isinstance(value, Reference) and value.url:
+        return Markup('<a href="{}">{}</a>').format(value.url, value.title)
+    if isinstance(value, Reference) and value.source_file:
+        return Markup("{} (<code>{}</code> {})").format(
+            value.title, value.source_file, IN_THE_SOURCE
+        )
     pieces = []
-    for title, url in _reference_parts(value):
+    for title, url in _reference_parts(value.title if isinstance(value, Reference) else value):
         if url is None:
             pieces.append(escape(title))
         else:
@@ -165,9 +174,15 @@ def reference_html(value: Any) -> Markup:
 
 
 def reference_md(value: Any) -> str:
-    """A rule's reference in Markdown: ``[title](address)`` per address, text escaped."""
+    """A rule's reference in Markdown: ``[title](address)``, a file of the advisor source by
+    its title and path, or plain text with each address linked; text escaped."""
+    if isinstance(value, Reference) and value.url:
+        return f"[{markdown_inline(value.title)}]({value.url})"
+    if isinstance(value, Reference) and value.source_file:
+        # a source file is plain path characters (the pack refuses others): a code span holds it
+        return f"{markdown_inline(value.title)} (`{value.source_file}` {IN_THE_SOURCE})"
     pieces = []
-    for title, url in _reference_parts(value):
+    for title, url in _reference_parts(value.title if isinstance(value, Reference) else value):
         pieces.append(
             markdown_inline(title) if url is None else f"[{markdown_inline(title)}]({url})"
         )

@@ -4,8 +4,10 @@ A rule file holds ``id``, ``title``, ``severity``, ``applies_to`` (its scope: ``
 ``cluster``, ``hot_row`` or ``cross_cluster``), ``remedy_cost`` (how hard a blocker of this
 rule is to remove, 1 a design decision, 2 more capacity, 3 physics), ``parameters``
 (thresholds with defaults), ``message`` (a ``str.format`` template over the values the
-predicate reports), ``rationale``, ``references``, ``examples`` and a ``remedy`` (what would
-remove it), and ``bounds`` (each parameter's range, ``[low, high]``: the values the
+predicate reports), ``rationale``, ``references`` (each a :class:`Reference`: ``{title, url}``
+for a public document, ``{title, source_file}`` for a file of the advisor source such as its
+lab measurements, or plain text as older packs write it), ``examples`` and a ``remedy`` (what
+would remove it), and ``bounds`` (each parameter's range, ``[low, high]``: the values the
 predicate can compute with). Users override a severity, a remedy cost, a threshold (within
 its bounds), a title or a message with their own files (``--rules DIR``): a file there needs
 only ``id`` and what changes. The scope and the bounds belong to the shipped rule and cannot
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 __all__ = [
     "SCOPES",
+    "Reference",
     "Rule",
     "RuleHit",
     "RulesDirs",
@@ -55,6 +58,35 @@ _YAML12_NUMBER = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[
 
 
 @dataclass(frozen=True)
+class Reference:
+    """One source a rule rests on, with the title a reader sees.
+
+    ``url`` is a public document (``https://``; ``http://`` is accepted from a user's pack);
+    ``source_file`` a file of the advisor source, for evidence that is this project's own (its
+    lab measurements, its model), shown as such rather than as a link. A reference written as
+    plain text, as rule packs before the titled form did, keeps its text in ``title`` with
+    neither set: the documents then link any address inside it.
+    """
+
+    title: str
+    url: str = ""
+    source_file: str = ""
+
+    def __str__(self) -> str:
+        """The reference as one line of plain text (the old plain-string form)."""
+        if self.url:
+            return f"{self.title}: {self.url}"
+        if self.source_file:
+            return f"{self.title} ({self.source_file} {IN_THE_SOURCE})"
+        return self.title
+
+
+# How a reference to a file of the project is shown: a reader of a design document has no
+# checkout, so the path says where it lives.
+IN_THE_SOURCE = "in the advisor source"
+
+
+@dataclass(frozen=True)
 class Rule:
     id: str
     title: str
@@ -65,7 +97,7 @@ class Rule:
     remedy_cost: int = 0  # 0 in an override: keep the shipped cost
     parameters: Mapping[str, float] = field(default_factory=dict)
     bounds: Mapping[str, tuple[float, float]] = field(default_factory=dict)
-    references: tuple[str, ...] = ()
+    references: tuple[Reference, ...] = ()
     examples: Mapping[str, str] = field(default_factory=dict)
     remedy: str = ""  # what would remove a blocker, a template over {subject}
     source: str = ""
@@ -390,16 +422,69 @@ def _bounds(
     return bounds
 
 
-def _references(value: object, path: Path) -> tuple[str, ...]:
-    """``references``: a list of text, at most a rule file's size in all (aliases count
-    every time they are used, so an alias bomb is refused instead of expanded)."""
+def _references(value: object, path: Path) -> tuple[Reference, ...]:
+    """``references``: a list of plain text or of ``{title, url}`` / ``{title, source_file}``
+    mappings, at most a rule file's size in all (aliases count every time they are used, so
+    an alias bomb is refused instead of expanded)."""
     where = Location(str(path), key="references")
     if value is None:
         return ()
-    if not isinstance(value, list) or not all(isinstance(r, str) for r in value):
+    if not isinstance(value, list) or not all(isinstance(r, str | dict) for r in value):
         raise AdvisorError("references must be a list of text (one source per item)", where)
-    _check_size(value, where)
-    return tuple(value)
+    texts: list[str] = []
+    for item in value:
+        texts += [item] if isinstance(item, str) else _reference_texts(item, where)
+    _check_size(texts, where)
+    return tuple(
+        Reference(title=item) if isinstance(item, str) else _titled_reference(item, where)
+        for item in value
+    )
+
+
+_REFERENCE_KEYS = ("title", "url", "source_file")
+# A public address: http(s), no whitespace, nothing that closes a Markdown link, a Markdown
+# table cell or an HTML attribute (the documents put it in all three).
+_PUBLIC_URL = re.compile(r"https?://[^\s<>\"'()\[\]`\\|]+")
+# A file of the advisor source: a relative path of plain names, never a way out of it.
+_SOURCE_FILE = re.compile(r"[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*")
+
+
+def _reference_texts(item: dict[Any, Any], where: Location) -> list[str]:
+    """The texts of a ``{title, url}`` mapping, refused before any use if it is not one."""
+    unknown = [k for k in item if k not in _REFERENCE_KEYS]
+    if unknown or not all(isinstance(v, str) for v in item.values()):
+        raise AdvisorError(
+            "a reference is text or a mapping of title, url or source_file to text"
+            + (f", got key {str(unknown[0])[:40]!r}" if unknown else ""),
+            where,
+        )
+    return list(item.values())
+
+
+def _titled_reference(item: dict[str, str], where: Location) -> Reference:
+    title = " ".join(item.get("title", "").split())
+    url = item.get("url", "").strip()
+    source_file = item.get("source_file", "").strip()
+    if not title:
+        raise AdvisorError("a reference mapping needs a title (what a reader sees)", where)
+    if url and source_file:
+        raise AdvisorError(
+            f"reference {title[:60]!r}: a url or a source_file, not both (one source per item)",
+            where,
+        )
+    if url and not _PUBLIC_URL.fullmatch(url):
+        raise AdvisorError(
+            f"reference {title[:60]!r}: url must be an http(s) address without spaces, "
+            f"quotes or brackets, got {url[:80]!r}",
+            where,
+        )
+    if source_file and (not _SOURCE_FILE.fullmatch(source_file) or ".." in source_file.split("/")):
+        raise AdvisorError(
+            f"reference {title[:60]!r}: source_file must be a path inside the advisor source "
+            f"(relative, no ..), got {source_file[:80]!r}",
+            where,
+        )
+    return Reference(title=title, url=url, source_file=source_file)
 
 
 def _examples(value: object, path: Path) -> dict[str, str]:
