@@ -192,7 +192,7 @@ def _flow_control(s: StatusSummary) -> str:
             f"its receive queue averaged {s.recv_queue_avg:.3g} write sets "
             "(wsrep_local_recv_queue_avg)"
         )
-    if s.cert_deps_distance is not None:
+    if s.cert_deps_distance is not None and s.cert_deps_distance >= 1.0:  # 0: none certified
         parts.append(
             f"about {s.cert_deps_distance:.3g} write sets could apply in parallel "
             "(wsrep_cert_deps_distance: more applier threads than that bring nothing)"
@@ -243,6 +243,15 @@ def _workload(evidence: CollectedEvidence) -> CommentedMap:
             f"peak {interval} rate of wsrep_replicated_bytes + wsrep_received_bytes: write sets "
             "of the whole cluster (avg "
             f"{_rate(s.cluster_bytes_per_s.avg or 0.0):g})",
+        )
+    if s.cert_deps_distance is not None and s.cert_deps_distance >= 1.0:
+        # Galera's average is at least 1 once a write set is certified; 0 means none seen.
+        section["cert_deps_distance"] = round(s.cert_deps_distance, 1)
+        _eol(
+            section,
+            "cert_deps_distance",
+            "wsrep_cert_deps_distance as last read: write sets that could apply in parallel; "
+            "applier threads beyond it add no capacity",
         )
     if evidence.hot_rows:
         rows = CommentedSeq()

@@ -530,11 +530,13 @@ def _sst(ctx: PlanContext) -> list[Setting]:
 
 def _appliers(ctx: PlanContext, index: int) -> Setting:
     """Applier threads: Little's law on the peak commit rate and the writer's site's commit
-    time, doubled for bursts, at least :data:`flow_control.MIN_APPLIERS`
+    time, doubled for bursts, at least :data:`flow_control.MIN_APPLIERS`, at most what
+    ``workload.cert_deps_distance`` lets apply at once
     (:func:`advisor.model.flow_control.design_applier_threads`, the number the model's
     flow-control cap assumes)."""
     cluster = ctx.option.clusters[index]
-    commits = ctx.analysis.topology.workload.commits_per_s
+    workload = ctx.analysis.topology.workload
+    commits = workload.commits_per_s
     name = "wsrep_slave_threads" if ctx.flavor == "mariadb" else "wsrep_applier_threads"
     spelling = (
         "" if ctx.flavor == "mariadb" else "; wsrep_slave_threads before 8.0.26 (PXC, MySQL-wsrep)"
@@ -543,7 +545,8 @@ def _appliers(ctx: PlanContext, index: int) -> Setting:
     own = ctx.analysis.topology.site(writer).local_commit_ms if writer else None
     local_ms = own if own is not None else cluster.local_commit_ms
     peak = None if commits is None else commits.design_value
-    threads = flow_control.design_applier_threads(peak, local_ms)
+    deps = workload.cert_deps_distance
+    threads = flow_control.design_applier_threads(peak, local_ms, deps)
     if peak is None:
         basis = "no commit rate in topology.yaml"
     else:
@@ -556,8 +559,27 @@ def _appliers(ctx: PlanContext, index: int) -> Setting:
         name=name,
         value=threads,
         reason=f"threads that apply replicated write sets in parallel (default 1): {basis}, "
-        f"at least {flow_control.MIN_APPLIERS}; more than the status wsrep_cert_deps_distance "
-        f"shows brings nothing (Codership docs: wsrep_slave_threads){spelling}",
+        f"at least {flow_control.MIN_APPLIERS}; "
+        f"{_dependency_bound(deps, flow_control.design_applier_threads(peak, local_ms), threads)}"
+        f"{spelling}",
+    )
+
+
+def _dependency_bound(cert_deps_distance: float | None, wanted: int, threads: int) -> str:
+    """What the write sets' dependencies allow, as the applier setting's reason says it:
+    ``wanted`` threads without that bound, ``threads`` with it."""
+    cite = "(Codership docs: wsrep_slave_threads)"
+    if cert_deps_distance is None:
+        return f"more than the status wsrep_cert_deps_distance shows brings nothing {cite}"
+    if threads < wanted:
+        return (
+            f"capped at {threads}: the measured wsrep_cert_deps_distance of "
+            f"{cert_deps_distance:g} (workload.cert_deps_distance) lets no more write sets "
+            f"apply at once, so more threads would add nothing {cite}"
+        )
+    return (
+        f"within the {cert_deps_distance:g} write sets the measured wsrep_cert_deps_distance "
+        f"lets apply at once (workload.cert_deps_distance) {cite}"
     )
 
 

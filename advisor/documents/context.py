@@ -10,14 +10,18 @@ range (empty when no estimated link counts; ``Analysis.estimate_ends``), and
 ``multi_writer_rows``: whether some hot row has a bound for writer sites on their own nodes,
 ``headline``: the first screen (:func:`advisor.documents.headline.headline`) and
 ``survives``: per option, how it lives through the failure the requirement names, in the
-terminal report's words.
+terminal report's words, and ``slowest_members``: each cluster whose members differ in apply
+cost, with its slowest member and the cap it puts on the cluster (:func:`slowest_members`;
+empty when every site costs the same).
 """
 
 from __future__ import annotations
 
-__all__ = ["chart_files", "document_context", "pros_and_cons"]
+__all__ = ["chart_files", "document_context", "pros_and_cons", "slowest_members"]
 
+import math
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +33,8 @@ from advisor.config.plan import plan_configuration
 from advisor.documents import charts
 from advisor.documents.filters import arch, ms, rate
 from advisor.documents.headline import headline
+from advisor.model import flow_control
+from advisor.model.galera import LOCAL_COMMIT_MS
 from advisor.model.provider_options import parse_duration_s
 from advisor.names import joined_names
 from advisor.result import Finding, OptionReport, Recommendation
@@ -38,6 +44,7 @@ from advisor.vocabulary import ARCHITECTURES, severity_rank
 if TYPE_CHECKING:
     from advisor.analysis import Analysis
     from advisor.engine.evidence import LinkEvidence
+    from advisor.engine.metrics import ClusterEval
 
 # Above this many site pairs, only the links the chosen plan uses get an RTT chart.
 MAX_LINK_CHARTS = 12
@@ -87,7 +94,82 @@ def document_context(analysis: Analysis) -> dict[str, Any]:
     context["headline"] = headline(analysis, rec, chosen)
     context["survives"] = {o.architecture: survives_text(o) for o in rec.options}
     context["charts"] = _charts(analysis, rec, plan)
+    context["slowest_members"] = slowest_members(analysis, rec)
     return context
+
+
+# -- the slowest member (issue 23) -------------------------------------------------------
+
+# FLOW-CONTROL's ranked remedies are one text, "(1) ...; (2) ...": split before each number.
+_RANKED = re.compile(r"; (?=\(\d+\) )")
+
+
+def slowest_members(analysis: Analysis, rec: Recommendation) -> list[dict[str, Any]]:
+    """Each cluster whose members differ in apply cost, once however many options hold it:
+    its members' costs, its slowest member and that member's apply capacity
+    (:mod:`advisor.model.flow_control`, as the engine counts it), the cap on the cluster
+    against the peak, the pause share (a floor: :func:`flow_control.pause_share`) and the
+    remedies FLOW-CONTROL ranks where it fires. Empty when every site costs the same."""
+    topology = analysis.loaded.topology
+    given_ms = topology.workload.local_commit_ms
+    default_ms = LOCAL_COMMIT_MS if given_ms is None else given_ms
+    cost_ms = {
+        s.name: default_ms if s.local_commit_ms is None else s.local_commit_ms
+        for s in topology.sites
+        if s.nodes > 0
+    }
+    commits = topology.workload.commits_per_s
+    peak = None if commits is None else commits.design_value
+    verdicts = {o.architecture: o.viable for o in rec.options}
+    found: dict[tuple[str, ...], dict[str, Any]] = {}
+    for option in analysis.options:
+        for cluster in option.clusters:
+            members = [site for site in cluster.sites if site in cost_ms]
+            if len({cost_ms[site] for site in members}) < 2:
+                continue
+            entry = found.get(cluster.sites)
+            if entry is None:
+                entry = found[cluster.sites] = _slowest_entry(cluster, members, cost_ms, peak)
+            entry["options"].append(option.architecture)
+            entry["viable"][option.architecture] = verdicts.get(option.architecture, False)
+            remedies = _flow_control_remedies(rec, option.architecture, cluster.sites)
+            if remedies and not entry["remedies"]:
+                entry["remedies"] = remedies
+    return list(found.values())
+
+
+def _slowest_entry(
+    cluster: ClusterEval, members: list[str], cost_ms: Mapping[str, float], peak: float | None
+) -> dict[str, Any]:
+    capacity = cluster.apply_capacity_per_s
+    capped = cluster.apply_site is not None and math.isfinite(capacity)
+    return {
+        "cluster": ", ".join(cluster.sites),
+        "costs_ms": {site: cost_ms[site] for site in members},
+        "writer": cluster.writer_site,
+        "site": cluster.apply_site,
+        "apply_ms": cluster.apply_ms if capped else None,
+        "applier_threads": cluster.applier_threads,
+        "capacity_per_s": capacity if capped else None,
+        "peak_per_s": peak,
+        "caps_peak": capped and peak is not None and capacity < peak,
+        "pause_share": (
+            flow_control.pause_share(peak, capacity) if capped and peak is not None else None
+        ),
+        "options": [],
+        "viable": {},
+        "remedies": [],
+    }
+
+
+def _flow_control_remedies(rec: Recommendation, option: str, sites: tuple[str, ...]) -> list[str]:
+    """FLOW-CONTROL's ranked remedies for this cluster under this option; none when it is quiet."""
+    cluster = ", ".join(sites)
+    for finding in rec.findings:
+        ours = finding.option == option and finding.values.get("cluster") == cluster
+        if finding.rule == "FLOW-CONTROL" and ours:
+            return _RANKED.split(str(finding.values.get("remedies", "")))
+    return []
 
 
 def chart_files(context: dict[str, Any]) -> dict[str, str]:

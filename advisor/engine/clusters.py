@@ -125,7 +125,9 @@ class Clusters:
         local_ms = self._local_ms[writer] if writer else self.sampling.local_commit_ms
         commits = self.topology.workload.commits_per_s
         threads = flow_control.design_applier_threads(
-            None if commits is None else commits.design_value, local_ms
+            None if commits is None else commits.design_value,
+            local_ms,
+            self.topology.workload.cert_deps_distance,
         )
         slow = _slowest_applier([self._sites[s] for s in sites], writer, self._local_ms, threads)
         period_ms = safe_period_ms(by_site[writer] if writer else {}, local_ms)

@@ -755,6 +755,20 @@ class Workload(_Model):
             "as the commit latency of the workload's transactions on one node alone."
         ),
     )
+    # Extension (issue 23): the write sets' dependency distance, wsrep_cert_deps_distance as a
+    # running cluster reports it (advisor collect writes it). It bounds the useful appliers
+    # (advisor.model.flow_control.useful_applier_threads). Galera's average is at least 1
+    # for any write set it certified; 0 means none seen, which is not a measurement.
+    cert_deps_distance: Annotated[float, Field(ge=1.0, le=1e6)] | None = Field(
+        default=None,
+        description=(
+            "The status wsrep_cert_deps_distance of the running cluster [write sets]: the "
+            "average distance between the highest and lowest seqno that can apply in "
+            "parallel. Applier threads beyond it add no capacity, so the design's "
+            "wsrep_slave_threads and the slowest member's apply capacity stop there. "
+            "advisor collect measures it. Optional: without it no such bound is assumed."
+        ),
+    )
     # Extension: the data a node holds [bytes], for the state-transfer times of the design
     # document (a full copy over each WAN link). Optional.
     dataset_bytes: Annotated[float, Field(ge=0, le=1e16)] | None = Field(

@@ -29,6 +29,7 @@ __all__ = [
     "design_applier_threads",
     "fc_limits",
     "pause_share",
+    "useful_applier_threads",
 ]
 
 import math
@@ -36,7 +37,8 @@ import math
 from advisor.model import replication
 
 # Appliers: at least this many, so independent write sets apply in parallel from the start
-# (design choice; Codership: never more than wsrep_cert_deps_distance shows useful, Codership
+# unless the dependencies allow fewer (design choice; Codership: never more than
+# wsrep_cert_deps_distance shows useful, :func:`useful_applier_threads`, Codership
 # docs, MySQL wsrep Options, wsrep_slave_threads:
 # https://galeracluster.com/library/documentation/mysql-wsrep-options.html). The generated
 # my.cnf sets wsrep_slave_threads by :func:`design_applier_threads` (advisor/config/galera.py).
@@ -78,10 +80,51 @@ def fc_limits(
     return lower, upper
 
 
-def design_applier_threads(peak_per_s: float | None, local_commit_ms: float) -> int:
+def useful_applier_threads(cert_deps_distance: float | None) -> int | None:
+    """The most applier threads that add capacity, given the write sets' dependencies.
+
+    ``wsrep_cert_deps_distance`` is the average distance between the highest and the lowest
+    seqno that can be applied in parallel, "the potential degree of parallelization"
+    (MariaDB, Galera Cluster Status Variables:
+    https://mariadb.com/kb/en/galera-cluster-status-variables/#wsrep_cert_deps_distance);
+    Codership's wsrep_slave_threads advice names it as the most appliers worth running
+    (https://galeracluster.com/library/documentation/mysql-wsrep-options.html#wsrep-slave-threads).
+    Threads beyond it wait for the write sets they depend on and add no capacity. A mean of
+    ``d`` needs ``ceil(d)`` threads to be reached at all, so that many are useful.
+
+    Parameters
+    ----------
+    cert_deps_distance : float or None
+        ``wsrep_cert_deps_distance`` [write sets] (``workload.cert_deps_distance``, measured
+        by ``advisor collect``); None: not known.
+
+    Returns
+    -------
+    int or None
+        The useful applier threads [threads], at least 1; None when not known (no bound).
+
+    Examples
+    --------
+    >>> useful_applier_threads(2.3)
+    3
+    >>> useful_applier_threads(1.0)
+    1
+    >>> useful_applier_threads(None) is None
+    True
+    """
+    if cert_deps_distance is None:
+        return None
+    return max(1, math.ceil(cert_deps_distance))
+
+
+def design_applier_threads(
+    peak_per_s: float | None, local_commit_ms: float, cert_deps_distance: float | None = None
+) -> int:
     """The applier threads the generated configuration sets: Little's law on the peak commit
-    rate and the workload's local commit, doubled for bursts, at least :data:`MIN_APPLIERS`
-    (advisor/config/galera.py ``_appliers`` writes it into the cnf).
+    rate and the workload's local commit, doubled for bursts, at least :data:`MIN_APPLIERS`,
+    and no more than the write sets' dependencies let work at once
+    (:func:`useful_applier_threads`; advisor/config/galera.py ``_appliers`` writes it into
+    the cnf, and the flow-control cap counts these threads).
 
     Parameters
     ----------
@@ -89,6 +132,8 @@ def design_applier_threads(peak_per_s: float | None, local_commit_ms: float) -> 
         The workload's peak commit rate [1/s]; None: not given.
     local_commit_ms : float
         The workload's local commit [ms].
+    cert_deps_distance : float or None
+        ``wsrep_cert_deps_distance`` [write sets]; None: not known, no bound.
 
     Returns
     -------
@@ -101,10 +146,16 @@ def design_applier_threads(peak_per_s: float | None, local_commit_ms: float) -> 
     4
     >>> design_applier_threads(5000, 1.0)
     10
+    >>> design_applier_threads(5000, 1.0, cert_deps_distance=6.4)
+    7
+    >>> design_applier_threads(1500, 1.0, cert_deps_distance=1.0)
+    1
     """
-    if peak_per_s is None:
-        return MIN_APPLIERS
-    return max(MIN_APPLIERS, math.ceil(2.0 * peak_per_s * local_commit_ms / 1000.0))
+    wanted = MIN_APPLIERS
+    if peak_per_s is not None:
+        wanted = max(MIN_APPLIERS, math.ceil(2.0 * peak_per_s * local_commit_ms / 1000.0))
+    useful = useful_applier_threads(cert_deps_distance)
+    return wanted if useful is None else min(wanted, useful)
 
 
 def apply_capacity_per_s(

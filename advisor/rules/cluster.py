@@ -460,7 +460,8 @@ def flow_control(ctx: Context, p: Params) -> Iterator[RuleHit]:
         _, upper = fc.fc_limits(
             float(given["gcs.fc_limit"]), float(given["gcs.fc_factor"]), members, single
         )
-        remedies, short = _flow_control_remedies(cluster, site, peak)
+        deps = ctx.topology.workload.cert_deps_distance
+        remedies, short = _flow_control_remedies(cluster, site, peak, deps)
         yield _cluster_hit(
             option,
             cluster,
@@ -475,11 +476,17 @@ def flow_control(ctx: Context, p: Params) -> Iterator[RuleHit]:
             fc_upper=upper,
             lag_ms=upper * 1000.0 / capacity,
             members=members,
-            threads_needed=_threads_needed(peak, cluster.apply_ms),
+            threads_needed=_threads_needed(peak, cluster.apply_ms, deps),
+            **_known(cert_deps_distance=deps),
             max_apply_ms=cluster.applier_threads * 1000.0 / peak,
             remedies=remedies,
             remedy_short=short,
         )
+
+
+def _known(**values: float | None) -> dict[str, Any]:
+    """The values that are known: a finding's optional inputs left out when not given."""
+    return {key: value for key, value in values.items() if value is not None}
 
 
 def _fc_members(ctx: Context, cluster: ClusterEval) -> int:
@@ -490,21 +497,56 @@ def _fc_members(ctx: Context, cluster: ClusterEval) -> int:
     return nodes + (1 if garbd else 0)
 
 
-def _threads_needed(peak_per_s: float, apply_ms: float) -> int:
+def _threads_needed(peak_per_s: float, apply_ms: float, deps: float | None = None) -> int:
     """Appliers that carry the peak at one apply's cost, doubled for bursts as the design
-    sizes them (:func:`advisor.model.flow_control.design_applier_threads`)."""
-    return fc.design_applier_threads(peak_per_s, apply_ms)
+    sizes them, no more than the dependencies let work at once
+    (:func:`advisor.model.flow_control.design_applier_threads`)."""
+    return fc.design_applier_threads(peak_per_s, apply_ms, deps)
 
 
-def _flow_control_remedies(cluster: ClusterEval, site: str, peak: float) -> tuple[str, str]:
+def _more_appliers(cluster: ClusterEval, site: str, peak: float, deps: float | None) -> str:
+    """FLOW-CONTROL's first remedy: the applier threads that carry the peak, bounded by
+    ``workload.cert_deps_distance`` when it is known (threads beyond it add no capacity:
+    :func:`advisor.model.flow_control.useful_applier_threads`)."""
+    wanted = _threads_needed(peak, cluster.apply_ms)
+    spelling = "wsrep_applier_threads on PXC 8.0.26+"
+    where = "only where the apply waits (disk flushes, not a starved CPU)"
+    if deps is None:
+        return (
+            f"more applier threads on {site}: wsrep_slave_threads={wanted} ({spelling}; Little's "
+            f"law at {cluster.apply_ms:g} ms, doubled for bursts), useful only up to the "
+            f"wsrep_cert_deps_distance the running cluster shows and {where}"
+        )
+    useful = fc.useful_applier_threads(deps) or 1
+    if wanted <= useful:
+        return (
+            f"more applier threads on {site}: wsrep_slave_threads={wanted} ({spelling}; Little's "
+            f"law at {cluster.apply_ms:g} ms, doubled for bursts), within the "
+            f"wsrep_cert_deps_distance of {deps:g} (workload.cert_deps_distance), {where}"
+        )
+    if useful <= cluster.applier_threads:
+        return (
+            f"no more applier threads: the wsrep_cert_deps_distance of {deps:g} "
+            f"(workload.cert_deps_distance) lets about {useful} write sets apply at once and "
+            f"the design runs {cluster.applier_threads} already; more add no capacity"
+        )
+    reach = fc.apply_capacity_per_s(useful, cluster.apply_ms, deps)
+    return (
+        f"applier threads on {site} up to wsrep_slave_threads={useful} ({spelling}), the "
+        f"most the wsrep_cert_deps_distance of {deps:g} (workload.cert_deps_distance) lets "
+        f"work at once: about {reach:.0f} write sets/s against the peak of {peak:g}/s "
+        f"({wanted} would be sized without that bound, doubled for bursts), {where}"
+    )
+
+
+def _flow_control_remedies(
+    cluster: ClusterEval, site: str, peak: float, deps: float | None = None
+) -> tuple[str, str]:
     """FLOW-CONTROL's remedies, cheapest first, with their numbers; and the short one."""
-    threads = _threads_needed(peak, cluster.apply_ms)
+    threads = _threads_needed(peak, cluster.apply_ms, deps)
     max_ms = cluster.applier_threads * 1000.0 / peak
     ranked = [
-        f"(1) more applier threads on {site}: wsrep_slave_threads={threads} (wsrep_applier_threads "
-        f"on PXC 8.0.26+; Little's law at {cluster.apply_ms:g} ms, doubled for bursts), useful "
-        "only up to the wsrep_cert_deps_distance the running cluster shows and only where the "
-        "apply waits (disk flushes, not a starved CPU)",
+        f"(1) {_more_appliers(cluster, site, peak, deps)}",
         f"(2) the same durability settings on every node (innodb_flush_log_at_trx_commit, "
         f"sync_binlog as on {cluster.writer_site})",
         f"(3) faster nodes at {site}: one apply within {max_ms:.2f} ms at "
@@ -512,9 +554,10 @@ def _flow_control_remedies(cluster: ClusterEval, site: str, peak: float) -> tupl
         f"(4) {site} out of the cluster, as an asynchronous replica (per_site_clusters or "
         "grouped_clusters)",
     ]
+    more = f"wsrep_slave_threads={threads} on {site}, " if threads > cluster.applier_threads else ""
     short = (
-        f"wsrep_slave_threads={threads} on {site}, the writer's durability settings there, "
-        f"a faster node, or {site} as an asynchronous replica"
+        f"{more}the writer's durability settings at {site}, a faster node, or {site} as an "
+        "asynchronous replica"
     )
     return "; ".join(ranked), short
 
