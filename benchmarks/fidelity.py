@@ -65,6 +65,12 @@ def fixes() -> dict[str, str]:
             "a run at 32 threads on a machine with CPU to spare, to tell the host's queue from "
             "the window's before modelling either: uniform ids miss alike, so the locks are not it"
         ),
+        "lab flow-control-slow-node": (
+            "flow control's on and off in the clients' closed loop: clients pile up while the "
+            "cluster is paused and commit in a burst after it, which a stretched spread of the "
+            "unpaused run does not carry (the mean holds); an event simulation of the pauses "
+            "would predict the tail and the pause share, which the model gives as a floor"
+        ),
         "field pxc-7ms-send-window": (
             "find the queue of the 2016 run (flow control, the far node's CPU) in a lab run "
             "of that PXC's Galera before modelling it: the same shape on today's Galera (lab "
