@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from advisor.config.alerts import alerts_plan
 from advisor.config.model import ConfigPlan
 from advisor.config.plan import plan_configuration
 from advisor.documents import charts
@@ -87,6 +88,7 @@ def document_context(analysis: Analysis) -> dict[str, Any]:
     context["headline"] = headline(analysis, rec, chosen)
     context["survives"] = {o.architecture: survives_text(o) for o in rec.options}
     context["charts"] = _charts(analysis, rec, plan)
+    context["alerts"] = alerts_plan(analysis, plan)
     return context
 
 
