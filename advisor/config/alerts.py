@@ -54,6 +54,7 @@ __all__ = [
     "promql_string",
     "render_alerts",
     "template_text",
+    "template_text_keeping_values",
 ]
 
 import json
@@ -327,8 +328,8 @@ def _flow_control_paused(
         severity=severity,
         threshold=threshold,
         summary=(
-            f"cluster {cluster.name} paused by flow control "
-            "{{ $value | humanizePercentage }} of the time"
+            f"cluster {cluster.name} paused by flow control more than {threshold:g} of the time "
+            f"over {WINDOW}"
         ),
         description=(
             f"Predicted paused share at the peak: {predicted:.3f}: {source}. The alert fires "
@@ -529,8 +530,8 @@ def _conflicts(analysis: Analysis, plan: ConfigPlan, cluster: ClusterPlan) -> Al
         severity=severity,
         threshold=float(bound),
         summary=(
-            f"cluster {cluster.name}: {{{{ $value | humanize }}}} conflicts in {WINDOW}, the "
-            f"model allows {bound}"
+            f"cluster {cluster.name}: more than {bound} conflicts in {WINDOW}, more than the "
+            "model allows"
         ),
         description=(
             f"Predicted conflicts: {rate_per_s:.3g}/s, {expected:.0f} in {WINDOW}, from {source}. "
@@ -686,8 +687,12 @@ def _rule_document(cluster: str, rule: AlertRule) -> dict[str, object]:
 
 def template_text_keeping_values(text: str) -> str:
     """A summary: its own ``{{ $value }}`` / ``{{ $labels.x }}`` kept, the user text in
-    between made safe by :func:`template_text`."""
-    parts = re.split(r"(\{\{ \$(?:value|labels\.[a-z_]+)(?: \| [a-zA-Z]+)? \}\})", text)
+    between made safe by :func:`template_text`.
+
+    >>> template_text_keeping_values("{{ $labels.instance }} of {{ x }}")
+    '{{ $labels.instance }} of {{ "{{" }} x {{ "}}" }}'
+    """
+    parts = re.split(r"(\{\{ \$(?:value|labels\.[a-z_]+) \}\})", text)
     return "".join(p if i % 2 else template_text(p) for i, p in enumerate(parts))
 
 
