@@ -122,6 +122,13 @@ def test_the_rule_file_holds_the_designs_clusters_and_channels_only(example: str
                     [c for c in channels if c[0] == cluster.name]
                 )
     assert written == channels
+    # What the file says is what the plan holds: expressions, durations, annotations.
+    for group, written_group in zip(generated.alerts.groups, document["groups"], strict=True):
+        for rule, rule_doc in zip(group.rules, written_group["rules"], strict=True):
+            assert rule_doc["expr"] == rule.expr
+            assert _seconds(rule_doc["for"]) == rule.for_s
+            description = rule_doc["annotations"]["description"]
+            assert description == template_text(rule.description) + (f" (for: {rule.for_reason}.)")
     # The runbooks named are files this design writes.
     files = set(plan.files())
     for group in document["groups"]:

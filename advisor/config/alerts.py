@@ -743,5 +743,20 @@ def render_alerts(alerts: AlertsPlan) -> str:
             for group in alerts.groups
         ]
     }
-    text = yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=100)
+    text = yaml.dump(body, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
     return _comment(header) + "\n" + text
+
+
+class _Dumper(yaml.SafeDumper):
+    """PyYAML's safe dumper, writing long texts (expressions, descriptions) folded (``>-``)
+    so that they read as paragraphs; the emitter quotes any text a folded scalar cannot
+    carry, so every value loads back as written (tests/test_alerts.py checks it)."""
+
+
+def _folded(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    if len(text) > 80 and "\n" not in text and text == text.strip():
+        return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=">")
+    return dumper.represent_str(text)
+
+
+_Dumper.add_representer(str, _folded)
