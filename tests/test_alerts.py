@@ -518,3 +518,12 @@ def test_promtool_accepts_a_user_name_with_template_braces(tmp_path: Path) -> No
     result, _ = _promtool_test(generated, out)
     # The expected description holds the name as written: Prometheus printed it, braces and all.
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+
+
+def test_the_readme_excerpt_is_the_generated_file() -> None:
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("### Alert rules", 1)[1]
+    excerpt = re.search(r"```text\n(.*?)\n```", section, re.S)
+    assert excerpt is not None
+    generated = _example("paris-frankfurt").text
+    assert "\n" + excerpt.group(1) + "\n" in generated
