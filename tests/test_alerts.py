@@ -210,9 +210,10 @@ def test_paris_frankfurt_thresholds_by_hand() -> None:
 def test_us_eu_channels_use_mysqls_label_and_the_designs_connect_retry() -> None:
     groups = _rules_by_group(_example("us-eu").text)
     dublin = groups["advisor.dublin"]
+    selector = '{galera_cluster="dublin", channel_name="from_virginia"}'
     assert dublin["ReplicationChannelLag"][0]["expr"] == (
-        'mysql_slave_status_seconds_behind_master{galera_cluster="dublin", '
-        'channel_name="from_virginia"} > 1'
+        f"(mysql_slave_status_seconds_behind_master{selector} or "
+        f"mysql_slave_status_seconds_behind_source{selector}) > 1"
     )
     # SOURCE_CONNECT_RETRY=10 in the design's channel options.
     assert dublin["ReplicationChannelStopped"][0]["for"] == "10s"
@@ -384,7 +385,9 @@ def _cases(
     assert channel_label is not None
     channel = {**own, channel_label: rule.labels["channel"]}
     if name == "ReplicationChannelLag":
-        return [
+        # SHOW SLAVE STATUS's Seconds_Behind_Master; for MySQL also SHOW REPLICA STATUS's
+        # Seconds_Behind_Source (MySQL 8.4, mysqld_exporter 0.16 and later).
+        cases = [
             _Case(
                 [_series(rule.metrics[0], channel, _flat(v))],
                 fires,
@@ -393,19 +396,40 @@ def _cases(
             )
             for v, fires in ((threshold + 1, True), (threshold, False))
         ]
+        cases += [
+            _Case(
+                [_series(metric, channel, _flat(threshold + 1))],
+                True,
+                {**channel, **rule_labels},
+                f"{threshold + 1:g}",
+            )
+            for metric in rule.metrics[1:]
+        ]
+        return cases
     assert name == "ReplicationChannelStopped"
-    io, sql = rule.metrics
+    ios = [m for m in rule.metrics if m.endswith("_io_running")]
+    sqls = [m for m in rule.metrics if m.endswith("_sql_running")]
+    assert len(ios) == len(sqls) == len(rule.metrics) // 2
 
-    def running(io_value: int, sql_value: int) -> list[dict[str, str]]:
-        return [_series(io, channel, _flat(io_value)), _series(sql, channel, _flat(sql_value))]
+    def running(io_value: int, sql_value: int, which: int = 0) -> list[dict[str, str]]:
+        return [
+            _series(ios[which], channel, _flat(io_value)),
+            _series(sqls[which], channel, _flat(sql_value)),
+        ]
 
     missing = {TARGET_LABEL: cluster, channel_label: rule.labels["channel"]}
-    return [
+    cases = [
         _Case(running(1, 0), True, {**channel, **rule_labels}, ""),
         _Case(running(0, 1), True, {**channel, **rule_labels}, ""),
         _Case([], True, {**missing, **rule_labels}, ""),  # absent(): the channel is gone
         _Case(running(1, 1), False, {}, ""),
     ]
+    for which in range(1, len(ios)):  # MySQL 8.4's names: stopped, and running (not absent)
+        cases += [
+            _Case(running(1, 0, which), True, {**channel, **rule_labels}, ""),
+            _Case(running(1, 1, which), False, {}, ""),
+        ]
+    return cases
 
 
 def _unit_tests(generated: Generated) -> dict[str, Any]:
@@ -486,8 +510,13 @@ def test_promtool_each_alert_fires_on_a_breach_and_stays_quiet_otherwise(
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert "SUCCESS" in result.stdout
     per_group = 6 * 2  # the six cluster rules, each breached and quiet
-    channels = sum(len(link.channels) for link in generated.plan.async_links)
-    assert count == len(generated.alerts.groups) * per_group + channels * (2 + 4)
+    # Per channel: lag breached and quiet, stopped 4 ways; MySQL's second set of names adds a
+    # lag breach and a stopped breach and quiet.
+    per_channel = {"mariadb": 2 + 4, "mysql": 2 + 1 + 4 + 2}
+    channels = sum(
+        per_channel[link.variant] * len(link.channels) for link in generated.plan.async_links
+    )
+    assert count == len(generated.alerts.groups) * per_group + channels
 
 
 def test_promtool_sees_a_wrong_expectation_fail(tmp_path: Path) -> None:

@@ -553,6 +553,26 @@ def _channel_label(link: AsyncLinkPlan) -> str:
     return "connection_name" if link.variant == "mariadb" else "channel_name"
 
 
+def _status_names(link: AsyncLinkPlan) -> dict[str, tuple[str, ...]]:
+    """The exporter's names of a channel's lag and threads: SHOW SLAVE STATUS's columns
+    (MariaDB; MySQL 8.0 and PXC 8.0 with any exporter), and for MySQL also SHOW REPLICA
+    STATUS's, which mysqld_exporter 0.16 and later read where SHOW SLAVE STATUS is gone (MySQL
+    8.4: collector/slave_status.go, "Support MySQL 8.4 replicas syntax", #837)."""
+    old = {
+        "lag": "mysql_slave_status_seconds_behind_master",
+        "io": "mysql_slave_status_slave_io_running",
+        "sql": "mysql_slave_status_slave_sql_running",
+    }
+    if link.variant == "mariadb":
+        return {key: (name,) for key, name in old.items()}
+    new = {
+        "lag": "mysql_slave_status_seconds_behind_source",
+        "io": "mysql_slave_status_replica_io_running",
+        "sql": "mysql_slave_status_replica_sql_running",
+    }
+    return {key: (old[key], new[key]) for key in old}
+
+
 def _connect_retry_s(channel: AsyncChannel) -> int:
     for setting in channel.options:
         if setting.name in ("MASTER_CONNECT_RETRY", "SOURCE_CONNECT_RETRY"):
@@ -589,12 +609,15 @@ def _channel_rules(
     threshold = float(max(1, math.ceil(allowance_s)))
     label = _channel_label(link)
     sel = _selector(channel.replica_cluster, **{label: channel.name})
-    lag_metric = "mysql_slave_status_seconds_behind_master"
+    names = _status_names(link)
+    lag_expr = " or ".join(f"{m}{sel}" for m in names["lag"])
+    if len(names["lag"]) > 1:
+        lag_expr = f"({lag_expr})"
     runbook = _channel_runbook(plan, link, channel)
     extra = {"channel": channel.name}
     lag = AlertRule(
         alert="ReplicationChannelLag",
-        expr=f"{lag_metric}{sel} > {threshold:g}",
+        expr=f"{lag_expr} > {threshold:g}",
         for_s=60,
         for_reason=(
             "a minute: one large transaction's apply passes; a lag that lasts is data a site "
@@ -616,15 +639,16 @@ def _channel_rules(
             f"{channel.source_cluster} now loses more than allowed; see {runbook}."
         ),
         runbook=runbook,
-        metrics=(lag_metric,),
+        metrics=names["lag"],
         labels=extra,
     )
     retry = _connect_retry_s(channel)
-    io = "mysql_slave_status_slave_io_running"
-    sql = "mysql_slave_status_slave_sql_running"
+    stopped_expr = " or ".join(f"{m}{sel} == 0" for m in (*names["io"], *names["sql"]))
+    missing = " and ".join(f"absent({m}{sel})" for m in names["sql"])
+    stopped_expr += f" or {missing}" if len(names["sql"]) == 1 else f" or ({missing})"
     stopped = AlertRule(
         alert="ReplicationChannelStopped",
-        expr=f"{io}{sel} == 0 or {sql}{sel} == 0 or absent({sql}{sel})",
+        expr=stopped_expr,
         for_s=retry,
         for_reason=(
             f"one reconnection attempt of the channel (its connect retry, {retry} s) did not "
@@ -646,7 +670,7 @@ def _channel_rules(
             f"defined in {runbook}."
         ),
         runbook=runbook,
-        metrics=(io, sql),
+        metrics=(*names["io"], *names["sql"]),
         labels=extra,
     )
     return [lag, stopped]
