@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 import yaml
-from prometheus_tools import require_promtool
+from prometheus_tools import require_prometheus, require_promtool
 
 from advisor.config.alerts import (
     ALERTS_FILE,
@@ -556,3 +556,13 @@ def test_the_readme_excerpt_is_the_generated_file() -> None:
     assert excerpt is not None
     generated = _example("paris-frankfurt").text
     assert "\n" + excerpt.group(1) + "\n" in generated
+
+
+def test_a_missing_tool_skips_here_and_fails_under_the_ci_switch(monkeypatch) -> None:
+    require_prometheus([])  # nothing missing: nothing happens
+    monkeypatch.delenv("ADVISOR_REQUIRE_PROMETHEUS", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="needs promtool"):
+        require_prometheus(["promtool"])
+    monkeypatch.setenv("ADVISOR_REQUIRE_PROMETHEUS", "1")
+    with pytest.raises(pytest.fail.Exception, match="ADVISOR_REQUIRE_PROMETHEUS=1"):
+        require_prometheus(["promtool"])
