@@ -281,7 +281,7 @@ def _cnf_files(cluster: ClusterPlan) -> str:
     return ", ".join(s.file for s in cluster.site_plans)
 
 
-def _members(analysis: Analysis, cluster: ClusterPlan) -> tuple[int, int]:
+def _members(cluster: ClusterPlan) -> tuple[int, int]:
     """(data nodes, members of the view: the nodes and garbd)."""
     nodes = sum(len(s.hosts) for s in cluster.site_plans)
     return nodes, nodes + (1 if cluster.garbd is not None else 0)
@@ -359,7 +359,7 @@ def _recv_queue(analysis: Analysis, plan: ConfigPlan, cluster: ClusterPlan) -> A
     single = _flag(options.get("gcs.fc_single_primary", "NO")) or _flag(
         options.get("gcs.fc_master_slave", "NO")
     )
-    nodes, view = _members(analysis, cluster)
+    nodes, view = _members(cluster)
     # garbd counts in the flow-control scaling except on PXC (PXC-694).
     members = view if plan.flavor != "pxc" else nodes
     lower, upper = fc.fc_limits(limit, factor, members, single)
@@ -409,7 +409,7 @@ def _inactive_timeout_s(analysis: Analysis, cluster: ClusterPlan) -> int:
 def _cluster_size(analysis: Analysis, plan: ConfigPlan, cluster: ClusterPlan) -> AlertRule:
     alert = "GaleraClusterSizeBelowDesign"
     rule, severity = _severity(analysis, alert)
-    nodes, view = _members(analysis, cluster)
+    nodes, view = _members(cluster)
     timeout = _inactive_timeout_s(analysis, cluster)
     metric = "mysql_global_status_wsrep_cluster_size"
     garbd = f" and the arbitrator at {cluster.garbd.site}" if cluster.garbd else ""
