@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from advisor.config.alerts import alerts_plan
 from advisor.config.model import ConfigPlan
 from advisor.config.plan import plan_configuration
 from advisor.documents import charts
@@ -95,6 +96,7 @@ def document_context(analysis: Analysis) -> dict[str, Any]:
     context["survives"] = {o.architecture: survives_text(o) for o in rec.options}
     context["charts"] = _charts(analysis, rec, plan)
     context["slowest_members"] = slowest_members(analysis, rec)
+    context["alerts"] = alerts_plan(analysis, plan)
     return context
 
 

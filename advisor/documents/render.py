@@ -89,7 +89,7 @@ def render_documents(
     if "md" in formats:
         files.update(chart_files(context))
     files.update(_artifacts(env, context))
-    _check_distinct(context["plan"].files())
+    _check_distinct([*context["plan"].files(), context["alerts"].file])
     return files
 
 
@@ -106,6 +106,7 @@ def _check_distinct(names: Sequence[str]) -> None:
 
 
 def _artifacts(env: Any, context: dict[str, Any]) -> dict[str, str]:
+    from advisor.config.alerts import render_alerts
     from advisor.names import safe_name
 
     plan = context["plan"]
@@ -143,6 +144,9 @@ def _artifacts(env: Any, context: dict[str, Any]) -> dict[str, str]:
             files[name] = render_template(env, template, {**base, "f": f})
     for b in plan.bootstraps:
         files[b.file] = render_template(env, "config/bootstrap.sql.j2", {**base, "b": b})
+    # Written as YAML by advisor.config.alerts, not a template: every name from user text
+    # stays a quoted YAML string and a PromQL literal.
+    files[context["alerts"].file] = render_alerts(context["alerts"])
     return files
 
 
