@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from advisor.analysis import Analysis
+from advisor.collect.server import MODEL_OPTIONS
 from advisor.config.model import ClusterPlan, ConfigPlan
 from advisor.engine.metrics import ClusterEval, Option
 from advisor.errors import AdvisorError
@@ -45,7 +46,8 @@ class Expectation:
     pause_share: float  # predicted flow-control paused share (0: no member slower)
     slow_site: str | None  # the member the model expects to send flow control
     conflicts_per_s: float  # predicted certification conflicts of the cluster's hot rows
-    provider_options: dict[str, OptionValue]  # the design's value per option it can judge
+    # The design's value of each provider option the model reads (MODEL_OPTIONS)
+    provider_options: dict[str, OptionValue]
     applier_threads: int | None  # wsrep_slave_threads the design sets
     read_only: bool  # whether the design makes this node read-only
     channels: list[ChannelExpectation] = field(default_factory=list)
@@ -155,6 +157,9 @@ def expectation(
     for s in site_plans:
         for setting in s.provider_options:
             options[setting.name] = setting.value
+    # The options the model's predictions read (collect parses the same list): a drift in
+    # one of them moves a prediction. File paths and sizes (gcache, TLS) are not judged.
+    options = {k: v for k, v in options.items() if k in MODEL_OPTIONS}
     if site is None:
         for key in ("gmcast.segment", "pc.weight"):
             options.pop(key, None)
