@@ -542,3 +542,29 @@ def test_cli_text_output_healthy(topology: Path, monkeypatch: pytest.MonkeyPatch
     assert result.exit_code == 0, result.output
     assert "no drift" in result.stdout
     assert "cluster room-a_room-b_room-c, site room-a, judged as single_cluster" in result.stdout
+
+
+def test_a_workload_the_design_no_longer_carries_is_a_blocker(tmp_path: Path) -> None:
+    # room-c applies each write set in 20 ms: the design's appliers there carry the topology's
+    # peak of 100/s but not the 400/s the node shows, so single_cluster meets FLOW-CONTROL.
+    path = tmp_path / "topology.yaml"
+    path.write_text(
+        TOPOLOGY.replace(
+            "{name: room-c, nodes: 1}", "{name: room-c, nodes: 1, local_commit_ms: 20}"
+        ),
+        encoding="utf-8",
+    )
+
+    def status(call: int) -> list[tuple[str, str]]:
+        rows = dict(quiet_status(call))
+        rows["wsrep_last_committed"] = str(100 + 200 * call)  # 200 per 0.5 s
+        return list(rows.items())
+
+    result, _ = run_check(path, status)
+    moved = next(f for f in result.findings if f.id == "CHECK-WORKLOAD-MOVED")
+    assert moved.severity == "blocker"
+    assert result.reassessment is not None
+    assert not result.reassessment.deployed_viable
+    assert "FLOW-CONTROL" in result.reassessment.blockers
+    assert result.reassessment.architecture != "single_cluster"
+    assert "no longer meets the requirements (FLOW-CONTROL" in moved.message
