@@ -568,3 +568,17 @@ def test_a_workload_the_design_no_longer_carries_is_a_blocker(tmp_path: Path) ->
     assert "FLOW-CONTROL" in result.reassessment.blockers
     assert result.reassessment.architecture != "single_cluster"
     assert "no longer meets the requirements (FLOW-CONTROL" in moved.message
+
+
+def test_the_architecture_that_runs_gives_the_predictions() -> None:
+    # us-eu recommends per_site_clusters; single_cluster's design raises the send windows
+    # (SEND-WINDOW: 280 commits/s at evs.send_window 10 against a peak of 700/s). A node of
+    # that single cluster still at 10 drifts from the design that runs.
+    answers = {"SHOW GLOBAL VARIABLES": us_eu_variables(), "SHOW REPLICA STATUS": replica()}
+    result, _ = run_check(US_EU, answers=answers, architecture="single_cluster")
+    assert result.architecture == "single_cluster"
+    assert result.cluster == "virginia_dublin"
+    windows = {f.subject: f for f in result.findings if f.id == "CHECK-SETTINGS"}
+    assert windows["evs.send_window"].observed == {"evs.send_window": 10}
+    assert int(windows["evs.send_window"].expected["evs.send_window"] or 0) > 10
+    assert any("(wsrep_node_name dublin-db2)" in note for note in result.notes)
