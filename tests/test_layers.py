@@ -30,7 +30,7 @@ LAYERS = [
     {"analysis", "validate"},
     {"recommendation", "fleet"},
     {"text", "config", "collect"},
-    {"sweep", "documents"},
+    {"sweep", "documents", "check"},
     {"cli", "__main__", "__init__"},
 ]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}

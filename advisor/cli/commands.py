@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from advisor.cli import startup
+from advisor.cli.check import check_command
 from advisor.cli.collect import collect_command
 from advisor.cli.output import EXIT_BAD_INPUT, Exit, guarded, out, require_stdout
 from advisor.cli.recommend import DEFAULT_MAX_FILE_MB, FailOn, width
@@ -284,3 +285,4 @@ def sweep(
 
 
 app.command("collect", help=collect_command.__doc__)(_user_errors(collect_command))
+app.command("check", help=check_command.__doc__)(_user_errors(check_command, prints=True))

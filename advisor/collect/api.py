@@ -25,6 +25,7 @@ import numpy as np
 import pymysql  # type: ignore[import-untyped,unused-ignore]
 
 from advisor.collect.binlog import BinlogReader
+from advisor.collect.channels import ChannelReading, channel_status_sql, read_channels
 from advisor.collect.connection import (
     LOST_CONNECTION_CODES,
     QUIT_WAIT_S,
@@ -53,9 +54,13 @@ _READER_JOIN_TIMEOUT_S = 10.0
 # performance_schema check) and in one sample (status, table counts).
 _SETUP_STATEMENTS = 4
 _SAMPLE_STATEMENTS = 2
+# With channels: their status and the heartbeat (advisor.collect.channels).
+_CHANNEL_STATEMENTS = 2
 
 
-def time_limit_s(settings: ConnectionSettings, duration_s: float) -> float:
+def time_limit_s(
+    settings: ConnectionSettings, duration_s: float, *, channels: bool = False
+) -> float:
     """The longest :func:`collect` can take [s], whatever the server does.
 
     ``duration_s`` plus a grace made of the connection's timeouts: the set-up (a connect,
@@ -65,13 +70,17 @@ def time_limit_s(settings: ConnectionSettings, duration_s: float) -> float:
     Each connect and statement is bounded as a whole, not only each read
     (:class:`~advisor.collect.connection.BoundedConnection`), so a server that sends a byte
     every few seconds is held to it too. With the default 10 s timeouts the grace is 216 s;
-    a server that never answers ends the run at its first timeout.
+    a server that never answers ends the run at its first timeout. Reading the ``channels``
+    adds two statements to the set-up and to each sample (:data:`_CHANNEL_STATEMENTS`).
 
     >>> time_limit_s(ConnectionSettings(), 600)
     816.0
+    >>> time_limit_s(ConnectionSettings(), 600, channels=True)
+    896.0
     """
-    setup_s = settings.worst_wait_s(_SETUP_STATEMENTS) + _STREAM_START_TIMEOUT_S
-    last_sample_s = settings.worst_wait_s(_SAMPLE_STATEMENTS)
+    extra = _CHANNEL_STATEMENTS if channels else 0
+    setup_s = settings.worst_wait_s(_SETUP_STATEMENTS + extra) + _STREAM_START_TIMEOUT_S
+    last_sample_s = settings.worst_wait_s(_SAMPLE_STATEMENTS + extra)
     after_s = settings.write_timeout_s + settings.read_timeout_s + _CATCH_UP_S
     end_s = _READER_JOIN_TIMEOUT_S + QUIT_WAIT_S
     return duration_s + setup_s + last_sample_s + after_s + end_s
@@ -110,6 +119,11 @@ class CollectedEvidence:
     commits_source: str = ""
     notes: list[str] = field(default_factory=list)
     samples: list[StatusSample] = field(default_factory=list, repr=False)
+    # SHOW GLOBAL VARIABLES as read at the start (what `advisor check` compares with the
+    # design: wsrep_slave_threads, read_only, the whole wsrep_provider_options).
+    variables: dict[str, str] = field(default_factory=dict, repr=False)
+    # With collect(channels=True): the replication channels and heartbeat, one per sample.
+    channels: list[ChannelReading] = field(default_factory=list, repr=False)
 
 
 class _Malformed(AdvisorError):
@@ -300,9 +314,16 @@ class _Sampler:
     """Reads status (and table counts) each interval, reconnecting after a lost connection."""
 
     def __init__(
-        self, settings: ConnectionSettings, connection: Connection, tables: bool, notes: list[str]
+        self,
+        settings: ConnectionSettings,
+        connection: Connection,
+        tables: bool,
+        notes: list[str],
+        channels_flavor: str | None = None,
     ) -> None:
         self.settings = settings
+        self.channels_flavor = channels_flavor
+        self.channel_readings: list[ChannelReading] = []
         self.connection: Connection | None = connection
         self.tables = tables
         self.notes = notes
@@ -314,6 +335,7 @@ class _Sampler:
         self.uptime_noted = False
 
     def sample(self, elapsed_s: float) -> None:
+        doing = "SHOW GLOBAL STATUS"
         try:
             if self.connection is None:
                 self.connection = connect(self.settings)
@@ -325,12 +347,17 @@ class _Sampler:
                 self.table_snapshots.append(tables)
                 self.table_times.append(elapsed_s)
                 self.table_uptimes.append(_number(status.get("Uptime", "")))
+            if self.channels_flavor is not None:
+                doing = channel_status_sql(self.channels_flavor)
+                self.channel_readings.append(
+                    read_channels(self.connection, self.channels_flavor, elapsed_s)
+                )
         except _Malformed:
             raise
         except (pymysql.err.MySQLError, AdvisorError) as error:
             code = error.args[0] if isinstance(error, pymysql.err.MySQLError) else None
             if isinstance(error, pymysql.err.MySQLError) and code not in LOST_CONNECTION_CODES:
-                raise explain_error(error, self.settings, "SHOW GLOBAL STATUS") from None
+                raise explain_error(error, self.settings, doing) from None
             self.gaps += 1
             if self.gaps == 1:
                 self.notes.append(
@@ -405,6 +432,7 @@ def collect(
     stop: threading.Event | None = None,
     top_rows: int = DEFAULT_TOP_ROWS,
     hot_row_window_s: int = DEFAULT_WINDOW_S,
+    channels: bool = False,
 ) -> CollectedEvidence:
     """Watch the node ``target`` for ``duration_s`` seconds and summarise what it did.
 
@@ -425,6 +453,10 @@ def collect(
         How many hot rows to report.
     hot_row_window_s : int
         Length of the sliding window over which a row's peak rate is taken [s].
+    channels : bool
+        Also read the node's asynchronous replication channels and the design's heartbeat
+        at the start and with every sample (:mod:`advisor.collect.channels`;
+        ``CollectedEvidence.channels``); a missing privilege for them stops the set-up.
 
     Returns within :func:`time_limit_s` whatever the server does: every connect, read and
     write waits at most ``target``'s timeouts.
@@ -462,11 +494,23 @@ def collect(
             "left out (the model takes Galera's default)"
             for option, value in info.ignored_options
         ]
+        if channels:  # a missing privilege is said now, not after the whole duration
+            sql = channel_status_sql(info.flavor)
+            try:
+                read_channels(connection, info.flavor, 0.0)
+            except pymysql.err.MySQLError as error:
+                raise explain_error(error, target, sql) from None
         source, position = _choose_source(connection, target, info, notes)
         if position is not None:
             reader = _start_binlog(target, position, reader_stop)
         started_at = datetime.now(UTC)
-        sampler = _Sampler(target, connection, source == "performance_schema", notes)
+        sampler = _Sampler(
+            target,
+            connection,
+            source == "performance_schema",
+            notes,
+            info.flavor if channels else None,
+        )
         duration, ended_early, interrupted = _sample_until_done(
             sampler, interval_s, duration_s, progress, stop
         )
@@ -495,6 +539,7 @@ def collect(
         top_rows=top_rows,
         window_s=hot_row_window_s,
         binlog_complete=caught_up,
+        variables=variables,
     )
 
 
@@ -555,6 +600,7 @@ def _evidence(
     top_rows: int,
     window_s: int,
     binlog_complete: bool = False,
+    variables: dict[str, str] | None = None,
 ) -> CollectedEvidence:
     status = summarise_status(sampler.samples)
     commits, commits_source = _commit_rate(
@@ -610,4 +656,6 @@ def _evidence(
         commits_source=commits_source,
         notes=notes,
         samples=sampler.samples,
+        variables=dict(variables or {}),
+        channels=sampler.channel_readings,
     )

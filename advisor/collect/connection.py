@@ -30,6 +30,7 @@ __all__ = [
     "connect",
     "explain_error",
     "query",
+    "query_named",
     "read_defaults_file",
 ]
 
@@ -381,3 +382,14 @@ def query(connection: Connection, sql: str, args: tuple[Any, ...] = ()) -> list[
     with connection.cursor(pymysql.cursors.Cursor) as cursor:
         cursor.execute(sql, args or None)
         return list(cursor.fetchall())
+
+
+def query_named(connection: Connection, sql: str) -> list[dict[str, Any]]:
+    """Rows of a ``SHOW`` or ``SELECT`` statement as ``column -> value`` (``SHOW ALL SLAVES
+    STATUS`` has some sixty columns, read by name); anything else is refused before sending."""
+    if not _READ_ONLY.match(sql):
+        raise ValueError(f"collect runs SHOW and SELECT statements only, not {sql.split()[0]!r}")
+    with connection.cursor(pymysql.cursors.Cursor) as cursor:
+        cursor.execute(sql)
+        names = [str(column[0]) for column in cursor.description or ()]
+        return [dict(zip(names, row, strict=False)) for row in cursor.fetchall()]

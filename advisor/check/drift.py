@@ -1,0 +1,438 @@
+"""The comparisons of ``advisor check``: what one node showed against what the design
+predicts, each a finding with a stable id and the reason for its tolerance.
+
+Pure functions over :class:`~advisor.collect.api.CollectedEvidence` and
+:class:`~advisor.check.design.Expectation`; they print nothing and read no server.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "LAB_PAUSE_RATIO",
+    "POISSON_FALSE_ALARM",
+    "cert_failure_findings",
+    "channel_findings",
+    "cluster_size_findings",
+    "commit_latency_findings",
+    "flow_control_findings",
+    "option_values_equal",
+    "poisson_upper",
+    "settings_findings",
+]
+
+import math
+import re
+
+from advisor.check.design import ChannelExpectation, Expectation
+from advisor.check.result import CheckFinding
+from advisor.collect.api import CollectedEvidence
+from advisor.collect.channels import ChannelStatus
+from advisor.collect.server import parse_provider_options
+from advisor.units import ms_text
+
+# The model's pause share is a floor for a closed loop of clients: the project's lab measured
+# 0.30 where it gives 0.09 to 0.23 (benchmarks/calibration/lab-runs.yaml,
+# flow-control-slow-node; advisor.model.flow_control.pause_share). An observed share up to
+# that ratio above the prediction is within what the lab saw.
+LAB_PAUSE_RATIO = 0.30 / 0.09
+# Conflicts are rare independent events (Poisson); a count is drift when the prediction gives
+# it less than this chance: one false alarm in a thousand runs, for a check run every day.
+POISSON_FALSE_ALARM = 1e-3
+
+_DURATION = re.compile(
+    r"^P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$"
+)
+_TRUE = {"yes", "true", "on"}
+_FALSE = {"no", "false", "off"}
+
+
+def _canonical(value: object) -> object:
+    """A provider option's value in one spelling: numbers as floats, ISO 8601 durations
+    (``PT1S``, ``PT7.5S``, ``P1D``) as seconds, yes/no words as booleans, else lower case."""
+    text = str(value).strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    match = _DURATION.match(text.upper())
+    if match and any(match.groups()):
+        days, hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
+        return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+    if text.lower() in _TRUE:
+        return True
+    if text.lower() in _FALSE:
+        return False
+    return text.lower()
+
+
+def option_values_equal(a: object, b: object) -> bool:
+    """Whether two spellings of an option's value mean the same (``PT5S`` and ``PT5.0S``,
+    ``YES`` and ``yes``, ``1`` and ``1.0``).
+
+    >>> option_values_equal("PT5S", "PT5.000S"), option_values_equal(4, "4")
+    (True, True)
+    >>> option_values_equal("YES", "no")
+    False
+    """
+    return _canonical(a) == _canonical(b)
+
+
+def settings_findings(evidence: CollectedEvidence, expect: Expectation) -> list[CheckFinding]:
+    """CHECK-SETTINGS: each provider option, the applier threads and read_only in effect
+    against the design's value. No tolerance: a setting is the design's or it is not."""
+    keys = tuple(expect.provider_options)
+    running = parse_provider_options(evidence.variables.get("wsrep_provider_options", ""), keys)
+    tolerance = "exact: the design's value (config plan), numbers and durations compared by value"
+    findings = []
+    for key in keys:
+        if key not in running:
+            continue
+        want = expect.provider_options[key]
+        if option_values_equal(running[key], want):
+            continue
+        findings.append(
+            CheckFinding(
+                id="CHECK-SETTINGS",
+                severity="warning",
+                subject=key,
+                message=(
+                    f"{key} is {running[key]} on this node; the design sets {want} (its "
+                    f"predictions hold at that value): set it back in wsrep_provider_options "
+                    f"or judge the change with advisor recommend"
+                ),
+                observed={key: running[key]},
+                expected={key: want},
+                tolerance=tolerance,
+            )
+        )
+    variables = evidence.variables
+    threads_name = next(
+        (n for n in ("wsrep_slave_threads", "wsrep_applier_threads") if n in variables), None
+    )
+    if expect.applier_threads is not None and threads_name is not None:
+        have = variables[threads_name].strip()
+        if not option_values_equal(have, expect.applier_threads):
+            findings.append(
+                CheckFinding(
+                    id="CHECK-SETTINGS",
+                    severity="warning",
+                    subject=threads_name,
+                    message=(
+                        f"{threads_name} is {have} on this node; the design sets "
+                        f"{expect.applier_threads} (the appliers its flow-control prediction "
+                        "counts)"
+                    ),
+                    observed={threads_name: have},
+                    expected={threads_name: expect.applier_threads},
+                    tolerance=tolerance,
+                )
+            )
+    if "read_only" in variables:
+        have_ro = option_values_equal(variables["read_only"], "ON")
+        if have_ro != expect.read_only:
+            findings.append(
+                CheckFinding(
+                    id="CHECK-SETTINGS",
+                    severity="warning",
+                    subject="read_only",
+                    message=(
+                        f"read_only is {variables['read_only']} on this node; the design sets "
+                        f"{'ON' if expect.read_only else 'OFF'} (ProxySQL never makes a "
+                        "read_only node a writer)"
+                    ),
+                    observed={"read_only": variables["read_only"]},
+                    expected={"read_only": "ON" if expect.read_only else "OFF"},
+                    tolerance=tolerance,
+                )
+            )
+    return findings
+
+
+def cluster_size_findings(evidence: CollectedEvidence, expect: Expectation) -> list[CheckFinding]:
+    """CHECK-CLUSTER-SIZE: wsrep_cluster_size below the design's members (data nodes and
+    garbd) during the run: a member is gone and the quorum margins the design counted with it."""
+    low = evidence.status.cluster_size_min
+    if low is None or low >= expect.members:
+        return []
+    return [
+        CheckFinding(
+            id="CHECK-CLUSTER-SIZE",
+            severity="warning",
+            subject=expect.cluster.name,
+            message=(
+                f"wsrep_cluster_size fell to {low} during the run; the design has "
+                f"{expect.members} members (data nodes and garbd): a failure the design "
+                "survives may now stop the writes"
+            ),
+            observed={
+                "cluster_size_min": low,
+                "cluster_size_max": evidence.status.cluster_size_max,
+            },
+            expected={"members": expect.members},
+            tolerance="exact: every member the design places",
+        )
+    ]
+
+
+def commit_latency_findings(evidence: CollectedEvidence, expect: Expectation) -> list[CheckFinding]:
+    """CHECK-COMMIT-LATENCY: ``wsrep_evs_repl_latency`` (the group communication's latency
+    from sending a message to its delivery, measured by Galera on this node; MariaDB docs,
+    Galera status variables: https://mariadb.com/kb/en/galera-cluster-status-variables/,
+    ``min/avg/max/stddev/sample_size`` in seconds) against the network part of the predicted
+    commit at the cluster's writer (the commit less its local work, which the model adds to
+    every draw). An average above the predicted p99 cannot come from the predicted
+    distribution (a warning); a maximum above the largest predicted draw is a tail the
+    evidence did not show (info)."""
+    seen = evidence.status.repl_latency
+    if seen is None or not expect.commit_ms:
+        return []
+    local = expect.local_commit_ms
+    net = {k: max(v - local, 0.0) for k, v in expect.commit_ms.items()}
+    observed = {
+        "repl_latency_avg_ms": round(seen.avg_ms, 4),
+        "repl_latency_max_ms": round(seen.max_ms, 4),
+    }
+    expected = {
+        f"network_{k}_ms": round(v, 4) for k, v in net.items() if k in ("p50", "p99", "max")
+    }
+    findings = []
+    if "p99" in net and seen.avg_ms > net["p99"]:
+        findings.append(
+            CheckFinding(
+                id="CHECK-COMMIT-LATENCY",
+                severity="warning",
+                subject=expect.cluster.name,
+                message=(
+                    f"replication latency averaged {ms_text(seen.avg_ms)} over "
+                    f"{seen.samples} messages; the design predicts {ms_text(net['p50'])} at "
+                    f"the median and {ms_text(net['p99'])} at p99 (commit less "
+                    f"{ms_text(local)} of local work): the links are slower than measured, or "
+                    "a member is slow to acknowledge"
+                ),
+                observed=observed,
+                expected=expected,
+                tolerance="the observed average against the predicted p99: an average beyond "
+                "p99 is outside the predicted distribution",
+            )
+        )
+    elif "max" in net and seen.max_ms > net["max"]:
+        findings.append(
+            CheckFinding(
+                id="CHECK-COMMIT-LATENCY",
+                severity="info",
+                subject=expect.cluster.name,
+                message=(
+                    f"the slowest replicated message took {ms_text(seen.max_ms)}; the largest "
+                    f"predicted commit's network part is {ms_text(net['max'])}: a tail the "
+                    "measurements did not show (the average, "
+                    f"{ms_text(seen.avg_ms)}, is within the prediction)"
+                ),
+                observed=observed,
+                expected=expected,
+                tolerance="the observed maximum against the largest predicted draw",
+            )
+        )
+    return findings
+
+
+def flow_control_findings(evidence: CollectedEvidence, expect: Expectation) -> list[CheckFinding]:
+    """CHECK-FLOW-CONTROL: the share of the run the cluster was paused
+    (``wsrep_flow_control_paused_ns`` over the run) against the predicted pause, and whether
+    this node sent the pauses (``wsrep_flow_control_sent``: this node's own FC_STOP messages;
+    a check sees one node)."""
+    s = evidence.status
+    paused = s.flow_control_paused.avg
+    if paused is None:
+        return []
+    sent = s.flow_control_sent or 0
+    received = s.flow_control_recv or 0
+    predicted = expect.pause_share
+    if predicted > 0:
+        limit = min(1.0, predicted * LAB_PAUSE_RATIO)
+        tolerance = (
+            f"the predicted share times {LAB_PAUSE_RATIO:.2f}, the largest ratio of measured to "
+            "modelled pause in the project's lab (0.30 measured where the model gives 0.09)"
+        )
+        if paused <= limit:
+            return []
+    else:
+        tolerance = "the design predicts no pause (no member slower than the writer): any pause"
+        if paused <= 0 and received == 0:
+            return []
+    who = (
+        f"this node sent {sent} of the stop messages (it applies too slowly)"
+        if sent
+        else "this node sent none (another member applies too slowly; check each node)"
+    )
+    expected_text = (
+        f"about {predicted:.0%} (site {expect.slow_site} slower than the writer)"
+        if predicted > 0
+        else "none"
+    )
+    return [
+        CheckFinding(
+            id="CHECK-FLOW-CONTROL",
+            severity="warning",
+            subject=expect.cluster.name,
+            message=(
+                f"flow control paused the cluster {paused:.1%} of the run ({received} stop "
+                f"messages received); the design predicts {expected_text}; {who}"
+            ),
+            observed={
+                "paused_share": round(paused, 6),
+                "fc_sent_by_this_node": sent,
+                "fc_received": received,
+            },
+            expected={"paused_share": round(predicted, 6), "slow_site": expect.slow_site},
+            tolerance=tolerance,
+        )
+    ]
+
+
+def poisson_upper(mean: float, false_alarm: float = POISSON_FALSE_ALARM) -> int:
+    """The smallest count ``k`` with P(X > k) < ``false_alarm`` for X ~ Poisson(``mean``).
+
+    >>> poisson_upper(0.0), poisson_upper(1.0), poisson_upper(100.0)
+    (0, 5, 132)
+    """
+    if mean <= 0:
+        return 0
+    k = 0
+    term = math.exp(-mean)
+    cumulative = term
+    while 1.0 - cumulative >= false_alarm:
+        k += 1
+        term *= mean / k
+        cumulative += term
+    return k
+
+
+def cert_failure_findings(evidence: CollectedEvidence, expect: Expectation) -> list[CheckFinding]:
+    """CHECK-CERT-FAILURES: this node's certification failures and brute-force aborts over
+    the run against the conflicts the model predicts for the cluster's hot rows (a node sees
+    only its own, so a count above the whole cluster's prediction is drift for certain)."""
+    s = evidence.status
+    observed_s = s.observed_s
+    if observed_s <= 0 or (s.cert_failures_per_s.avg is None and s.bf_aborts_per_s.avg is None):
+        return []
+    count = round(
+        ((s.cert_failures_per_s.avg or 0.0) + (s.bf_aborts_per_s.avg or 0.0)) * observed_s
+    )
+    mean = expect.conflicts_per_s * observed_s
+    limit = poisson_upper(mean)
+    if count <= limit:
+        return []
+    return [
+        CheckFinding(
+            id="CHECK-CERT-FAILURES",
+            severity="warning",
+            subject=expect.cluster.name,
+            message=(
+                f"{count} certification failures and brute-force aborts on this node in "
+                f"{observed_s:.0f}s ({count / observed_s:.3g}/s); the design predicts "
+                f"{expect.conflicts_per_s:.3g}/s for the whole cluster's hot rows: rows are "
+                "written at several nodes, or a hot row the topology does not name"
+            ),
+            observed={
+                "conflicts": count,
+                "cert_failures_per_s": s.cert_failures_per_s.avg,
+                "bf_aborts_per_s": s.bf_aborts_per_s.avg,
+            },
+            expected={"conflicts_per_s": round(expect.conflicts_per_s, 6), "conflicts_max": limit},
+            tolerance=(
+                f"the Poisson count the prediction exceeds with probability "
+                f"{POISSON_FALSE_ALARM:g} over the run"
+            ),
+        )
+    ]
+
+
+def channel_findings(
+    evidence: CollectedEvidence, expect: Expectation, node_name: str | None
+) -> tuple[list[CheckFinding], list[str]]:
+    """CHECK-CHANNEL-STOPPED (blocker) and CHECK-CHANNEL-LAG for each channel the design runs
+    into the node's cluster; and notes for channels that run on another node."""
+    findings: list[CheckFinding] = []
+    notes: list[str] = []
+    readings = evidence.channels
+    for want in expect.channels:
+        found = [c for r in readings for c in r.channels if c.name == want.name]
+        if not found:
+            if node_name == want.replica_host:
+                findings.append(_stopped(want.name, "no such channel on this node"))
+                continue
+            notes.append(
+                f"channel {want.name} runs on {want.replica_host}, not on this node: check "
+                "that node for it"
+            )
+            continue
+        last = found[-1]
+        if not last.running:
+            findings.append(
+                _stopped(
+                    want.name,
+                    f"IO thread {last.io_running}, SQL thread {last.sql_running}"
+                    + (f": {last.last_error}" if last.last_error else ""),
+                )
+            )
+            continue
+        findings += _lag(evidence, want, found)
+    return findings, notes
+
+
+def _stopped(name: str, why: str) -> CheckFinding:
+    return CheckFinding(
+        id="CHECK-CHANNEL-STOPPED",
+        severity="blocker",
+        subject=name,
+        message=(
+            f"channel {name} is not replicating ({why}): the other cluster's writes stop "
+            "arriving and a failover to this cluster loses everything since"
+        ),
+        observed={"running": False},
+        expected={"running": True},
+        tolerance="none: the design's data-at-risk figure assumes the channel runs",
+    )
+
+
+def _lag(
+    evidence: CollectedEvidence, want: ChannelExpectation, statuses: list[ChannelStatus]
+) -> list[CheckFinding]:
+    beats = [
+        r.heartbeat_lag_ms[want.source_server_id]
+        for r in evidence.channels
+        if want.source_server_id is not None and want.source_server_id in r.heartbeat_lag_ms
+    ]
+    behind = [c.seconds_behind for c in statuses if c.seconds_behind is not None]
+    limit = want.expected_lag_ms
+    if beats:
+        worst, source = max(beats), "the heartbeat's newest row"
+        over = worst > limit
+        tolerance = "the channel's predicted p99 lag (its data at risk) plus one heartbeat interval"
+    elif behind:
+        worst, source = max(behind) * 1000.0, "Seconds_Behind_Master"
+        # Whole seconds: a reading of 1 s may be any lag below 2 s.
+        over = worst > limit + 1000.0
+        tolerance = (
+            "the predicted p99 lag plus one second, Seconds_Behind_Master's resolution "
+            "(no heartbeat readable)"
+        )
+    else:
+        return []
+    if not over:
+        return []
+    return [
+        CheckFinding(
+            id="CHECK-CHANNEL-LAG",
+            severity="warning",
+            subject=want.name,
+            message=(
+                f"channel {want.name} lagged up to {ms_text(worst)} ({source}); the design "
+                f"predicts at most {ms_text(limit)} at p99: losing cluster "
+                f"{want.source_cluster} now loses more than the design's data at risk"
+            ),
+            observed={"lag_max_ms": round(worst, 3)},
+            expected={"lag_p99_ms": round(limit, 3)},
+            tolerance=tolerance,
+        )
+    ]
