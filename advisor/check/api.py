@@ -73,7 +73,8 @@ def _predicted(expect: Expectation) -> dict[str, Number]:
     out |= {
         "local_commit_ms": expect.local_commit_ms,
         "flow_control_paused_share": round(expect.pause_share, 6),
-        "conflicts_per_s": round(expect.conflicts_per_s, 6),
+        "conflicts_per_s": 0.0,
+        "spread_conflicts_per_s": round(expect.spread_conflicts_per_s, 6),
         "cluster_size": expect.members,
         "wsrep_slave_threads": expect.applier_threads,
         "read_only": expect.read_only,

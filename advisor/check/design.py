@@ -45,7 +45,9 @@ class Expectation:
     local_commit_ms: float  # the local part of each commit, not on the network [ms]
     pause_share: float  # predicted flow-control paused share (0: no member slower)
     slow_site: str | None  # the member the model expects to send flow control
-    conflicts_per_s: float  # predicted certification conflicts of the cluster's hot rows
+    # The cluster's hot rows' conflicts were writes spread over its writer sites [1/s]: a
+    # what-if (HOT-ROW-CONFLICTS); under the design's one writer per cluster there are none.
+    spread_conflicts_per_s: float
     # The design's value of each provider option the model reads (MODEL_OPTIONS)
     provider_options: dict[str, OptionValue]
     applier_threads: int | None  # wsrep_slave_threads the design sets
@@ -186,7 +188,7 @@ def expectation(
         local_commit_ms=evaluated.local_commit_ms,
         pause_share=pause,
         slow_site=evaluated.apply_site if pause > 0 else None,
-        conflicts_per_s=conflicts,
+        spread_conflicts_per_s=conflicts,
         provider_options=options,
         applier_threads=threads,
         read_only=read_only,

@@ -9,18 +9,15 @@ from __future__ import annotations
 
 __all__ = [
     "LAB_PAUSE_RATIO",
-    "POISSON_FALSE_ALARM",
     "cert_failure_findings",
     "channel_findings",
     "cluster_size_findings",
     "commit_latency_findings",
     "flow_control_findings",
     "option_values_equal",
-    "poisson_upper",
     "settings_findings",
 ]
 
-import math
 import re
 
 from advisor.check.design import ChannelExpectation, Expectation
@@ -35,9 +32,11 @@ from advisor.units import ms_text
 # flow-control-slow-node; advisor.model.flow_control.pause_share). An observed share up to
 # that ratio above the prediction is within what the lab saw.
 LAB_PAUSE_RATIO = 0.30 / 0.09
-# Conflicts are rare independent events (Poisson); a count is drift when the prediction gives
-# it less than this chance: one false alarm in a thousand runs, for a check run every day.
-POISSON_FALSE_ALARM = 1e-3
+# Fewest messages whose average latency is judged: one message that waited for a busy core
+# makes the average of a handful exceed any p99 (seen on the integration cluster, idle but
+# for Galera's own messages); the average of 30 or more carries the distribution, not one
+# message (design choice).
+MIN_REPL_LATENCY_SAMPLES = 30
 
 _DURATION = re.compile(
     r"^P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$"
@@ -181,8 +180,9 @@ def commit_latency_findings(evidence: CollectedEvidence, expect: Expectation) ->
     ``min/avg/max/stddev/sample_size`` in seconds) against the network part of the predicted
     commit at the cluster's writer (the commit less its local work, which the model adds to
     every draw). An average above the predicted p99 cannot come from the predicted
-    distribution (a warning); a maximum above the largest predicted draw is a tail the
-    evidence did not show (info)."""
+    distribution (a warning). The maximum is reported but not judged: the slowest of
+    thousands of messages on a busy host is the host's tail, not the design's (the
+    integration cluster, healthy, showed 4.7-7.7 ms against a largest draw of 4.4 ms)."""
     seen = evidence.status.repl_latency
     if seen is None or not expect.commit_ms:
         return []
@@ -196,7 +196,7 @@ def commit_latency_findings(evidence: CollectedEvidence, expect: Expectation) ->
         f"network_{k}_ms": round(v, 4) for k, v in net.items() if k in ("p50", "p99", "max")
     }
     findings = []
-    if "p99" in net and seen.avg_ms > net["p99"]:
+    if "p99" in net and seen.samples >= MIN_REPL_LATENCY_SAMPLES and seen.avg_ms > net["p99"]:
         findings.append(
             CheckFinding(
                 id="CHECK-COMMIT-LATENCY",
@@ -213,23 +213,6 @@ def commit_latency_findings(evidence: CollectedEvidence, expect: Expectation) ->
                 expected=expected,
                 tolerance="the observed average against the predicted p99: an average beyond "
                 "p99 is outside the predicted distribution",
-            )
-        )
-    elif "max" in net and seen.max_ms > net["max"]:
-        findings.append(
-            CheckFinding(
-                id="CHECK-COMMIT-LATENCY",
-                severity="info",
-                subject=expect.cluster.name,
-                message=(
-                    f"the slowest replicated message took {ms_text(seen.max_ms)}; the largest "
-                    f"predicted commit's network part is {ms_text(net['max'])}: a tail the "
-                    "measurements did not show (the average, "
-                    f"{ms_text(seen.avg_ms)}, is within the prediction)"
-                ),
-                observed=observed,
-                expected=expected,
-                tolerance="the observed maximum against the largest predicted draw",
             )
         )
     return findings
@@ -289,28 +272,12 @@ def flow_control_findings(evidence: CollectedEvidence, expect: Expectation) -> l
     ]
 
 
-def poisson_upper(mean: float, false_alarm: float = POISSON_FALSE_ALARM) -> int:
-    """The smallest count ``k`` with P(X > k) < ``false_alarm`` for X ~ Poisson(``mean``).
-
-    >>> poisson_upper(0.0), poisson_upper(1.0), poisson_upper(100.0)
-    (0, 5, 132)
-    """
-    if mean <= 0:
-        return 0
-    k = 0
-    term = math.exp(-mean)
-    cumulative = term
-    while 1.0 - cumulative >= false_alarm:
-        k += 1
-        term *= mean / k
-        cumulative += term
-    return k
-
-
 def cert_failure_findings(evidence: CollectedEvidence, expect: Expectation) -> list[CheckFinding]:
     """CHECK-CERT-FAILURES: this node's certification failures and brute-force aborts over
-    the run against the conflicts the model predicts for the cluster's hot rows (a node sees
-    only its own, so a count above the whole cluster's prediction is drift for certain)."""
+    the run. The design predicts none: ProxySQL sends every write of a cluster to its one
+    writer (``max_writers`` 1), so no two members race for a row, and any conflict means
+    writes reach a second node. (The spread-writes rate of the cluster's hot rows, which
+    HOT-ROW-CONFLICTS judges as a what-if, is named in the message.)"""
     s = evidence.status
     observed_s = s.observed_s
     if observed_s <= 0 or (s.cert_failures_per_s.avg is None and s.bf_aborts_per_s.avg is None):
@@ -318,10 +285,14 @@ def cert_failure_findings(evidence: CollectedEvidence, expect: Expectation) -> l
     count = round(
         ((s.cert_failures_per_s.avg or 0.0) + (s.bf_aborts_per_s.avg or 0.0)) * observed_s
     )
-    mean = expect.conflicts_per_s * observed_s
-    limit = poisson_upper(mean)
-    if count <= limit:
+    if count <= 0:
         return []
+    spread = (
+        f" (were writes spread over the writer sites, its hot rows would conflict at "
+        f"{expect.spread_conflicts_per_s:.3g}/s)"
+        if expect.spread_conflicts_per_s > 0
+        else ""
+    )
     return [
         CheckFinding(
             id="CHECK-CERT-FAILURES",
@@ -329,20 +300,21 @@ def cert_failure_findings(evidence: CollectedEvidence, expect: Expectation) -> l
             subject=expect.cluster.name,
             message=(
                 f"{count} certification failures and brute-force aborts on this node in "
-                f"{observed_s:.0f}s ({count / observed_s:.3g}/s); the design predicts "
-                f"{expect.conflicts_per_s:.3g}/s for the whole cluster's hot rows: rows are "
-                "written at several nodes, or a hot row the topology does not name"
+                f"{observed_s:.0f}s ({count / observed_s:.3g}/s); the design predicts none, "
+                f"with one ProxySQL writer per cluster{spread}: writes reach a second node (a "
+                "client bypassing ProxySQL, a changed hostgroup, or transactions left on the "
+                "old writer after a switch)"
             ),
             observed={
                 "conflicts": count,
                 "cert_failures_per_s": s.cert_failures_per_s.avg,
                 "bf_aborts_per_s": s.bf_aborts_per_s.avg,
             },
-            expected={"conflicts_per_s": round(expect.conflicts_per_s, 6), "conflicts_max": limit},
-            tolerance=(
-                f"the Poisson count the prediction exceeds with probability "
-                f"{POISSON_FALSE_ALARM:g} over the run"
-            ),
+            expected={
+                "conflicts_max": 0,
+                "spread_conflicts_per_s": round(expect.spread_conflicts_per_s, 6),
+            },
+            tolerance="none: the design's one writer per cluster predicts no conflict",
         )
     ]
 
