@@ -549,3 +549,24 @@ def test_a_missing_tool_skips_here_and_fails_under_the_ci_switch(monkeypatch) ->
     monkeypatch.setenv("ADVISOR_REQUIRE_PROMETHEUS", "1")
     with pytest.raises(pytest.fail.Exception, match="ADVISOR_REQUIRE_PROMETHEUS=1"):
         require_prometheus(["promtool"])
+
+
+def test_an_unbounded_lag_with_no_requirement_gets_no_lag_rule(tmp_path: Path) -> None:
+    # paris-frankfurt at 5,000 commits/s with one applier and no max_data_loss_s: the
+    # recommended grouped design's channel cannot keep up (its p99 lag is unbounded), and no
+    # requirement bounds it, so no threshold follows; the channels are still watched for a stop.
+    topology = _copy_example(
+        "paris-frankfurt",
+        tmp_path,
+        {
+            "  max_data_loss_s: 1\n": "",
+            "commits_per_s: {avg: 400, peak: 1500}": "commits_per_s: {peak: 5000}",
+        },
+    )
+    topology.write_text(topology.read_text() + "\nreplication: {applier_threads: 1}\n")
+    generated = _generate(topology)
+    assert [link.lag_p99_ms for link in generated.plan.async_links] == [float("inf")]
+    groups = _rules_by_group(generated.text)
+    for group in groups.values():
+        assert "ReplicationChannelLag" not in group
+        assert len(group["ReplicationChannelStopped"]) == 1

@@ -565,7 +565,6 @@ def _channel_rules(
             "advisor.model.replication, the link's one-way delay, serialisation, queue and the "
             "replica's apply)"
         )
-    threshold = float(max(1, math.ceil(allowance_s)))
     label = _channel_label(link)
     sel = _selector(channel.replica_cluster, **{label: channel.name})
     names = _status_names(link)
@@ -574,6 +573,12 @@ def _channel_rules(
         lag_expr = f"({lag_expr})"
     runbook = _channel_runbook(plan, link, channel)
     extra = {"channel": channel.name}
+    stopped = _stopped_rule(channel, names, sel, runbook, extra, stop_rule, stop_severity)
+    if not math.isfinite(allowance_s):
+        # The design predicts a lag that grows without end (ASYNC-APPLY-CAPACITY) and no
+        # requirement bounds it: no threshold follows from the model, so no lag rule.
+        return [stopped]
+    threshold = float(max(1, math.ceil(allowance_s)))
     lag = AlertRule(
         alert="ReplicationChannelLag",
         expr=f"{lag_expr} > {threshold:g}",
@@ -601,11 +606,24 @@ def _channel_rules(
         metrics=names["lag"],
         labels=extra,
     )
+    return [lag, stopped]
+
+
+def _stopped_rule(
+    channel: AsyncChannel,
+    names: dict[str, tuple[str, ...]],
+    sel: str,
+    runbook: str,
+    extra: dict[str, str],
+    stop_rule: str,
+    stop_severity: str,
+) -> AlertRule:
+    """A channel stopped or missing: nothing of its source reaches the replica."""
     retry = _connect_retry_s(channel)
     stopped_expr = " or ".join(f"{m}{sel} == 0" for m in (*names["io"], *names["sql"]))
     missing = " and ".join(f"absent({m}{sel})" for m in names["sql"])
     stopped_expr += f" or {missing}" if len(names["sql"]) == 1 else f" or ({missing})"
-    stopped = AlertRule(
+    return AlertRule(
         alert="ReplicationChannelStopped",
         expr=stopped_expr,
         for_s=retry,
@@ -632,7 +650,6 @@ def _channel_rules(
         metrics=(*names["io"], *names["sql"]),
         labels=extra,
     )
-    return [lag, stopped]
 
 
 # -- the file -------------------------------------------------------------------------------

@@ -218,7 +218,12 @@ class Clusters:
         paths = self._paths(sites, arbitrator, (writer,), in_step=False)
         own = self._pipelined(paths[writer], replies[writer], writer)
         own += self._losses(members, writer)
-        commits = {w: own if w == writer else own + self._statement_hop(w, writer) for w in writers}
+        commits = {
+            w: own
+            if w == writer
+            else own + _statement_hop(self.pairs, self.sampling.draws, w, writer)
+            for w in writers
+        }
         return paths, replies, commits
 
     def _losses(self, members: dict[str, list[int]], writer: str) -> FloatArray:
@@ -245,17 +250,6 @@ class Clusters:
                 link.rtt.loss, segments - 1.0, rtt_ms, followed
             )
         return delay
-
-    def _statement_hop(self, site: str, writer: str) -> FloatArray:
-        """A client at ``site`` reaching ProxySQL's writer at ``writer``: the round trip, and
-        an RTO when its statement or the answer, each a lone message, is lost [ms]."""
-        rtt_ms = self.pairs(site, writer)[0].astype(float)
-        loss = self.pairs.link(site, writer).rtt.loss
-        if loss <= 0.0:
-            return rtt_ms
-        key = "|".join(sorted((site, writer)))
-        levels = galera.stream_uniforms(key, 4, self.sampling.draws)
-        return rtt_ms + galera.retransmission_delay_draws(loss, 2.0, rtt_ms, levels)
 
     def _paths(
         self,
@@ -362,3 +356,15 @@ def _primary_weight(sites: Sequence[Site], primary: str) -> dict[str, int]:
     (other,) = (site for site in sites if site.name != primary)
     # More than the other site's weight, so the primary site alone is a majority.
     return {primary: other.nodes * other.weight // main.nodes + 1}
+
+
+def _statement_hop(pairs: LinkDraws, draws: int, site: str, writer: str) -> FloatArray:
+    """A client at ``site`` reaching ProxySQL's writer at ``writer``: the round trip, and an
+    RTO when its statement or the answer, each a lone message, is lost [ms]
+    (:func:`galera.retransmission_delay_draws`)."""
+    rtt_ms = pairs(site, writer)[0].astype(float)
+    loss = pairs.link(site, writer).rtt.loss
+    if loss <= 0.0:
+        return rtt_ms
+    levels = galera.stream_uniforms("|".join(sorted((site, writer))), 4, draws)
+    return rtt_ms + galera.retransmission_delay_draws(loss, 2.0, rtt_ms, levels)
