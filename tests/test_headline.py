@@ -49,7 +49,7 @@ def test_paris_frankfurt_first_screen() -> None:
     assert figures["Binding hot row"].startswith('"inventory sku=1001" needs 150/s; at most 451/s')
     assert "(33% of its bound" in figures["Binding hot row"]
     assert figures["On losing one site"] == (
-        "up to 8.66 ms of recent commits lost (asynchronous, p99 lag); "
+        "up to 10.7 ms of recent commits lost (asynchronous, p99 lag); "
         "writes fail over in about 76 s"
     )
     assert headline["rests_on"]["estimated"] is False  # its links are measured

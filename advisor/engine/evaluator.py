@@ -113,7 +113,7 @@ class Evaluator:
             for row in self.topology.workload.hot_rows
             if any(self._owner(row) in g for g in groups)
         )
-        links = channels(groups, self.pairs.link, self._load, self.clusters, self._memo)
+        links = channels(groups, self.pairs.link, self._load, self.clusters)
         return Option(
             architecture,
             groups,
@@ -143,7 +143,6 @@ class Evaluator:
                 self.pairs.link,
                 self._load,
                 self.clusters,
-                self._memo,
                 target_is_cluster=False,
             )
             for i, g in enumerate(groups)

@@ -24,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from advisor.engine.evidence import LinkEvidence
-from advisor.engine.metrics import AsyncLink, ClusterEval, Throughput
+from advisor.engine.metrics import ClusterEval, Throughput
 from advisor.inputs.topology import Topology
 from advisor.model.rtt import RttDistribution
 
@@ -53,8 +53,3 @@ class Memo:
     clusters: dict[ClusterKey, ClusterEval] = field(default_factory=dict)
     # (the clients' site, its cluster) -> the clients' closed-loop throughput
     throughputs: dict[tuple[str, ClusterKey], Throughput] = field(default_factory=dict)
-    # (the clusters' indices, the link it runs over, the clusters at its ends) -> a
-    # channel
-    channels: dict[tuple[tuple[int, int], LinkEvidence, ClusterKey, ClusterKey], AsyncLink] = field(
-        default_factory=dict
-    )

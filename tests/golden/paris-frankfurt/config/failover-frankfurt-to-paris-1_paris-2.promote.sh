@@ -10,7 +10,7 @@
 #   <app-password> (the application): replace each in every file.
 #
 # What it loses: the commits of cluster frankfurt that had not reached paris-1-db2, up to the
-# channel's lag, about 8.65 ms at p99 (modelled): the recovery point (RPO). What it received is
+# channel's lag, about 10.7 ms at p99 (modelled): the recovery point (RPO). What it received is
 # applied first, however long the relay log: the script waits until every received transaction
 # is applied (MASTER_GTID_WAIT on the connection's Gtid_IO_Pos), stops the channel's
 # fetching, applies what arrived meanwhile, and only then stops the channel and records the
