@@ -31,9 +31,15 @@ CALIBRATION = REPO / "benchmarks" / "calibration"  # a copy of ../shared/calibra
 # machinery for speed.
 NEXT = {
     "cli": (
-        "the profile above splits the process into imports per package and the library call; "
-        "compare it with the run before the change that broke the guard (a new import on "
-        "`recommend`'s path, or a model built at import time, is the usual cause)"
+        "the profile above splits the process into imports per package and the library call. "
+        "Measured by hand on 2026-11-27 (one process split with time.perf_counter, quiet "
+        "minutes of the shared host): bare imports 75 ms, typer 20 ms, advisor's modules "
+        "100 ms (inputs.topology and result build their pydantic models at import, about "
+        "35 ms), networkx 52 ms, the library call 85 ms, 15 ms of garbage collection after "
+        "startup.resume(). networkx is on this example's path (two unmeasured pairs bounded by "
+        "a shortest path), and `import networkx` loads the whole package. The ratio moves with "
+        "the load: 3.9-4.7x on a quiet host, 2.95-3.03x on a loaded one (the bare import slows "
+        "more), so compare it only on a quiet machine"
     ),
     "many_sites_time": (
         "see the profile above: the sample files' reading, the pairs' draws and the grouping "
@@ -45,7 +51,15 @@ NEXT = {
     ),
     "fleet": (
         "the fleet costs what one small topology costs, a thousand times over two workers: "
-        "profile one of them (`advisor recommend` on a generated fleet file)"
+        "profile one of them (`advisor recommend` on a generated fleet file). Measured by hand "
+        "on 2026-11-27 (100 fleet files in one process, CPU by phase, loaded host), of about "
+        "99 ms a file: cluster evaluations 35 ms (commit draws and their percentiles per site, "
+        "quorum 6 ms), every pair drawn again for each evaluator at other windows 17 ms, the "
+        "asynchronous channels 18 ms (about half of them the partial options' channels to the "
+        "sites they leave out), the rule pack read again for each file 4 ms, hot rows 4 ms. "
+        "Tried and not kept, each under issue 20's bar: both directions of a channel in one "
+        "vectorised call and quorum's search only at articulation points (together about 2 %), "
+        "a cache per channel direction (6 %)"
     ),
     "ping": "see the profile above and advisor/measurements/, where the ping log is parsed",
 }
