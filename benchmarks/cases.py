@@ -1051,11 +1051,74 @@ def _write_only_topology(rtt_ms: float, threads: int, windows: Mapping[str, int]
     )
 
 
+# -- lab-runs.yaml flow-control-applier-threads: threads and dependencies (issue 23) ---------
+
+
+def _applier_threads_rows(case: Mapping[str, Any]) -> list[Row]:
+    """lab-runs.yaml flow-control-applier-threads: a slow member's capacity against its
+    applier threads. For each series (the apply's wait, the clients), the run with the fewest
+    threads gives one apply's cost (``sites[].local_commit_ms`` of n3: its threads over its
+    rate) and the series' unslowed run the rate the clients offer (the peak); the others are
+    predicted with their threads (``galera.applier_threads``) and the measured dependency
+    distance (``workload.cert_deps_distance``): the cluster's rate (n3's capacity, the lesser
+    of it and the peak) and the pause share FLOW-CONTROL states (1 - capacity / peak)."""
+    rows = []
+    measured = case["measured"]
+    series = sorted({(e["sleep_ms"], e["clients"]) for e in measured if not e.get("unslowed")})
+    for sleep_ms, clients in series:
+        runs = sorted(
+            (e for e in measured if (e["sleep_ms"], e["clients"]) == (sleep_ms, clients)),
+            key=lambda e: e["n3_appliers"],
+        )
+        base = runs[0]
+        offered = next(e for e in measured if e.get("unslowed") and e["clients"] == clients)
+        cost_ms = base["n3_appliers"] * 1000.0 / base["tps"]
+        for entry in runs[1:]:
+            topology = _cluster(
+                _equal(2.0),
+                workload={
+                    "commits_per_s": {"peak": offered["tps"]},
+                    "cert_deps_distance": base["cert_deps_distance"],
+                },
+            )
+            topology["galera"]["applier_threads"] = entry["n3_appliers"]
+            for site in topology["sites"]:
+                if site["name"] == "n3":
+                    site["local_commit_ms"] = cost_ms
+            result = run(topology)
+            (cluster,) = result.analysis.option("single_cluster").clusters
+            found = [
+                f
+                for f in result.report.findings
+                if f.rule == "FLOW-CONTROL" and f.option == "single_cluster"
+            ]
+            pause = float(found[0].values["pause_share"] or 0.0) if found else 0.0
+            label = (
+                f"{clients} clients, apply waits {sleep_ms:g} ms, n3 {entry['n3_appliers']} "
+                f"appliers (deps {base['cert_deps_distance']:g})"
+            )
+            name = f"lab {case['id']}"
+            rate = min(cluster.apply_capacity_per_s, offered["tps"])
+            rows += [
+                Row(name, f"{label}: tps", "1/s", LAB_THROUGHPUT, rate, entry["tps"]),
+                Row(
+                    name,
+                    f"{label}: paused share",
+                    "1",
+                    LAB_THROUGHPUT,
+                    pause,
+                    entry["paused_share"],
+                ),
+            ]
+    return rows
+
+
 # lab-runs.yaml cases with a builder of their own: what their commands record (several n3
 # settings, drains) is more than :func:`lab_run_setup` reads.
 LAB_RUN_BUILDERS = {
     "flow-control-slow-node": _flow_control_rows,
     "loss-one-writer": _loss_rows,
+    "flow-control-applier-threads": _applier_threads_rows,
 }
 
 

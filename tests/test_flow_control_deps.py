@@ -53,10 +53,13 @@ def _finding(text: str):
 
 def test_a_tight_dependency_bound_lowers_the_slow_sites_capacity_and_drops_the_threads_remedy():
     finding = _finding(_with_deps(2.5))
-    # 3 useful threads (ceil 2.5) over c's 20 ms: 150/s; paused at least 1 - 150/600
+    # the design sets 3 threads (ceil 2.5), of which 2.5 apply at once on average (the lab,
+    # flow-control-applier-threads: a distance of 4.0 let 4 threads' worth, no more) over c's
+    # 20 ms: 125/s; paused at least 1 - 125/600
     assert finding.values["applier_threads"] == 3
-    assert finding.values["capacity_per_s"] == pytest.approx(150.0)
-    assert finding.values["pause_share"] == pytest.approx(0.75)
+    assert finding.values["appliers_at_work"] == 2.5
+    assert finding.values["capacity_per_s"] == pytest.approx(125.0)
+    assert finding.values["pause_share"] == pytest.approx(1 - 125 / 600)
     assert finding.values["cert_deps_distance"] == 2.5
     assert finding.values["threads_needed"] == 3
     assert "(1) no more applier threads: the wsrep_cert_deps_distance of 2.5" in finding.message

@@ -547,6 +547,9 @@ def _appliers(ctx: PlanContext, index: int) -> Setting:
     peak = None if commits is None else commits.design_value
     deps = workload.cert_deps_distance
     threads = flow_control.design_applier_threads(peak, local_ms, deps)
+    given = ctx.analysis.topology.galera.applier_threads
+    if given is not None:
+        return _given_appliers(name, given, threads, deps, spelling)
     if peak is None:
         basis = "no commit rate in topology.yaml"
     else:
@@ -562,6 +565,24 @@ def _appliers(ctx: PlanContext, index: int) -> Setting:
         f"at least {flow_control.MIN_APPLIERS}; "
         f"{_dependency_bound(deps, flow_control.design_applier_threads(peak, local_ms), threads)}"
         f"{spelling}",
+    )
+
+
+def _given_appliers(
+    name: str, given: int, designed: int, deps: float | None, spelling: str
+) -> Setting:
+    """The user's applier threads (``galera.applier_threads``), kept as given: the model's
+    flow-control cap counts them (those the dependencies let work)."""
+    bound = (
+        f"; about {deps:g} of them work at once (wsrep_cert_deps_distance {deps:g})"
+        if deps is not None and deps < given
+        else ""
+    )
+    return Setting(
+        name=name,
+        value=given,
+        reason=f"kept as given in topology.yaml (galera.applier_threads){bound}; the design "
+        f"would set {designed}, and the predictions count the threads given{spelling}",
     )
 
 

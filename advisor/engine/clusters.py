@@ -124,12 +124,14 @@ class Clusters:
         writer = self.writer_site(writers)
         local_ms = self._local_ms[writer] if writer else self.sampling.local_commit_ms
         commits = self.topology.workload.commits_per_s
-        threads = flow_control.design_applier_threads(
-            None if commits is None else commits.design_value,
-            local_ms,
-            self.topology.workload.cert_deps_distance,
+        deps = self.topology.workload.cert_deps_distance
+        given = self.topology.galera.applier_threads
+        threads = given or flow_control.design_applier_threads(
+            None if commits is None else commits.design_value, local_ms, deps
         )
-        slow = _slowest_applier([self._sites[s] for s in sites], writer, self._local_ms, threads)
+        slow = _slowest_applier(
+            [self._sites[s] for s in sites], writer, self._local_ms, threads, deps
+        )
         period_ms = safe_period_ms(by_site[writer] if writer else {}, local_ms)
         names = list(members)
         return ClusterEval(
@@ -313,7 +315,11 @@ def _first_reply(pairs: LinkDraws, members: dict[str, list[int]], writer: str) -
 
 
 def _slowest_applier(
-    sites: Sequence[Site], writer: str | None, local_ms: Mapping[str, float], threads: int
+    sites: Sequence[Site],
+    writer: str | None,
+    local_ms: Mapping[str, float],
+    threads: int,
+    deps: float | None,
 ) -> tuple[str | None, float, int, float]:
     """The member site whose appliers keep up least, and their capacity
     (:func:`flow_control.apply_capacity_per_s`): (site, one apply [ms], the design's applier
@@ -325,9 +331,9 @@ def _slowest_applier(
     nodes: no flow control at 4 clients, paused 2.5 % of the time at 16 on a saturated
     machine; benchmarks/calibration/lab-runs.yaml flow-control-slow-node). A
     lone node at the writer's site runs the commits itself and applies none of them. The
-    threads are the design's (advisor/config/galera.py); how many of them can work at once is
-    bounded by the write sets' dependencies, which the topology does not give (the finding
-    names ``wsrep_cert_deps_distance`` as that bound).
+    threads are the design's (advisor/config/galera.py) or the user's
+    (``galera.applier_threads``); no more of them work at once than the write sets'
+    dependencies allow (``workload.cert_deps_distance``).
     """
     base_ms = local_ms[writer] if writer else 0.0
     slowest: tuple[str | None, float, int, float] = (None, 0.0, threads, math.inf)
@@ -336,7 +342,7 @@ def _slowest_applier(
         cost_ms = local_ms[site.name]
         if not applies or cost_ms <= base_ms:
             continue
-        capacity = flow_control.apply_capacity_per_s(threads, cost_ms)
+        capacity = flow_control.apply_capacity_per_s(threads, cost_ms, parallel_limit=deps)
         if capacity < slowest[3]:
             slowest = (site.name, cost_ms, threads, capacity)
     return slowest

@@ -829,6 +829,17 @@ class Galera(_Model):
         ),
     )
 
+    # Extension (issue 23): the appliers every node runs today.
+    applier_threads: Annotated[int, Field(ge=1, le=1024)] | None = Field(
+        default=None,
+        description=(
+            "wsrep_slave_threads (wsrep_applier_threads on PXC 8.0.26+) every node runs today. "
+            "Given, the model caps the cluster by flow control at this number (no more of them "
+            "working than workload.cert_deps_distance allows) and the generated configuration "
+            "keeps it; absent, the design sizes them from the peak."
+        ),
+    )
+
     @field_validator("provider_options")
     @classmethod
     def _check_options(cls, options: dict[str, OptionValue]) -> dict[str, OptionValue]:

@@ -469,6 +469,8 @@ def flow_control(ctx: Context, p: Params) -> Iterator[RuleHit]:
             site=site,
             capacity_per_s=capacity,
             applier_threads=cluster.applier_threads,
+            # no more apply at once than the dependencies allow (fc.apply_capacity_per_s)
+            appliers_at_work=min(float(cluster.applier_threads), deps or math.inf),
             apply_ms=cluster.apply_ms,
             peak_per_s=peak,
             pause_share=pause,
