@@ -15,7 +15,19 @@ from typing import Annotated, Literal
 
 import typer
 
-from advisor.cli.collect import _settings, parse_duration_s
+from advisor.cli.collect import (
+    DefaultsFile,
+    Host,
+    PasswordEnv,
+    Port,
+    Socket,
+    SslCa,
+    SslCert,
+    SslKey,
+    SslVerifyIdentity,
+    _settings,
+    parse_duration_s,
+)
 from advisor.cli.output import EXIT_CHECK_FAILED, Exit, out, warn
 from advisor.cli.recommend import FailOn
 from advisor.vocabulary import SEVERITIES, Architecture
@@ -23,40 +35,21 @@ from advisor.vocabulary import SEVERITIES, Architecture
 
 def check_command(
     file: Annotated[Path, typer.Argument(help="The topology.yaml the cluster was built from.")],
-    host: Annotated[str | None, typer.Option(help="Host of one node of the cluster.")] = None,
-    port: Annotated[int | None, typer.Option(help="Its MySQL port [default: 3306].")] = None,
+    host: Host = None,
+    port: Port = None,
     user: Annotated[
         str | None,
         typer.Option(
             help="User (read-only; the channels need SLAVE MONITOR or REPLICATION CLIENT)."
         ),
     ] = None,
-    password_env: Annotated[
-        str | None,
-        typer.Option(
-            "--password-env",
-            metavar="VAR",
-            help="Read the password from this environment variable.",
-        ),
-    ] = None,
-    defaults_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--defaults-file",
-            metavar="FILE",
-            help="A my.cnf file whose [client] group gives user, password, host, port.",
-        ),
-    ] = None,
-    socket: Annotated[
-        str | None, typer.Option(help="Unix socket instead of host and port.")
-    ] = None,
-    ssl_ca: Annotated[Path | None, typer.Option("--ssl-ca", help="CA certificate (PEM).")] = None,
-    ssl_cert: Annotated[Path | None, typer.Option("--ssl-cert", help="Client certificate.")] = None,
-    ssl_key: Annotated[Path | None, typer.Option("--ssl-key", help="Client key.")] = None,
-    ssl_verify_identity: Annotated[
-        bool,
-        typer.Option("--ssl-verify-identity", help="Check the server certificate names the host."),
-    ] = False,
+    password_env: PasswordEnv = None,
+    defaults_file: DefaultsFile = None,
+    socket: Socket = None,
+    ssl_ca: SslCa = None,
+    ssl_cert: SslCert = None,
+    ssl_key: SslKey = None,
+    ssl_verify_identity: SslVerifyIdentity = False,
     duration: Annotated[str, typer.Option(help="How long to watch (5m, 1h).")] = "5m",
     interval: Annotated[
         str | None,

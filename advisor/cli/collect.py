@@ -23,6 +23,36 @@ if TYPE_CHECKING:
     from advisor.collect.api import CollectedEvidence
     from advisor.collect.connection import ConnectionSettings
 
+
+# The connection options, declared once for `collect` and `check` (typer reads them from each
+# command's signature).
+Host = Annotated[str | None, typer.Option(help="Host of one node of the cluster.")]
+Port = Annotated[int | None, typer.Option(help="Its MySQL port [default: 3306].")]
+PasswordEnv = Annotated[
+    str | None,
+    typer.Option(
+        "--password-env",
+        metavar="VAR",
+        help="Read the password from this environment variable.",
+    ),
+]
+DefaultsFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--defaults-file",
+        metavar="FILE",
+        help="A my.cnf file whose [client] group gives user, password, host, port.",
+    ),
+]
+Socket = Annotated[str | None, typer.Option(help="Unix socket instead of host and port.")]
+SslCa = Annotated[Path | None, typer.Option("--ssl-ca", help="CA certificate (PEM).")]
+SslCert = Annotated[Path | None, typer.Option("--ssl-cert", help="Client certificate.")]
+SslKey = Annotated[Path | None, typer.Option("--ssl-key", help="Client key.")]
+SslVerifyIdentity = Annotated[
+    bool,
+    typer.Option("--ssl-verify-identity", help="Check the server certificate names the host."),
+]
+
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ms|h|m|s)")
 _UNIT_S = {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -133,37 +163,18 @@ def _run_with_progress(
 
 
 def collect_command(
-    host: Annotated[str | None, typer.Option(help="Host of one node of the cluster.")] = None,
-    port: Annotated[int | None, typer.Option(help="Its MySQL port [default: 3306].")] = None,
+    host: Host = None,
+    port: Port = None,
     user: Annotated[
         str | None, typer.Option(help="User (read-only; the binary log needs REPLICATION SLAVE).")
     ] = None,
-    password_env: Annotated[
-        str | None,
-        typer.Option(
-            "--password-env",
-            metavar="VAR",
-            help="Read the password from this environment variable.",
-        ),
-    ] = None,
-    defaults_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--defaults-file",
-            metavar="FILE",
-            help="A my.cnf file whose [client] group gives user, password, host, port.",
-        ),
-    ] = None,
-    socket: Annotated[
-        str | None, typer.Option(help="Unix socket instead of host and port.")
-    ] = None,
-    ssl_ca: Annotated[Path | None, typer.Option("--ssl-ca", help="CA certificate (PEM).")] = None,
-    ssl_cert: Annotated[Path | None, typer.Option("--ssl-cert", help="Client certificate.")] = None,
-    ssl_key: Annotated[Path | None, typer.Option("--ssl-key", help="Client key.")] = None,
-    ssl_verify_identity: Annotated[
-        bool,
-        typer.Option("--ssl-verify-identity", help="Check the server certificate names the host."),
-    ] = False,
+    password_env: PasswordEnv = None,
+    defaults_file: DefaultsFile = None,
+    socket: Socket = None,
+    ssl_ca: SslCa = None,
+    ssl_cert: SslCert = None,
+    ssl_key: SslKey = None,
+    ssl_verify_identity: SslVerifyIdentity = False,
     interval: Annotated[str, typer.Option(help="Time between samples (10s, 1m, 500ms).")] = "10s",
     duration: Annotated[str, typer.Option(help="How long to watch (10m, 1h).")] = "10m",
     output: Annotated[
