@@ -45,6 +45,7 @@ from __future__ import annotations
 __all__ = [
     "ALERTS_FILE",
     "PAUSE_TOLERANCE",
+    "SURVIVED",
     "TARGET_LABEL",
     "AlertGroup",
     "AlertRule",
@@ -107,6 +108,9 @@ ALERT_RULES = {
     "ReplicationChannelLag": "ASYNC-DATA-LOSS",
     "ReplicationChannelStopped": "ASYNC-DATA-LOSS",
 }
+# Alerts of a loss the design survives (QUORUM-NODE-LOSS held for it): the margin is spent,
+# not the service, so they warn at most; a node restart should not page like a lost quorum.
+SURVIVED = {"GaleraClusterSizeBelowDesign", "MySQLDown"}
 _BRACES = re.compile(r"\{\{|\}\}")
 
 
@@ -225,7 +229,10 @@ def alerts_plan(analysis: Analysis, plan: ConfigPlan) -> AlertsPlan:
 
 def _severity(analysis: Analysis, alert: str) -> tuple[str, str]:
     rule = ALERT_RULES[alert]
-    return rule, SEVERITY[analysis.rules[rule].severity]
+    severity = analysis.rules[rule].severity
+    if alert in SURVIVED and severity == "blocker":
+        severity = "warning"
+    return rule, SEVERITY[severity]
 
 
 def _selector(cluster: str, **labels: str) -> str:
