@@ -17,7 +17,6 @@ __all__ = [
     "settings_findings",
 ]
 
-import re
 
 from advisor.check.design import ChannelExpectation, Expectation
 from advisor.check.result import CheckFinding
@@ -25,6 +24,7 @@ from advisor.collect.api import CollectedEvidence
 from advisor.collect.channels import ChannelStatus
 from advisor.collect.server import parse_provider_options
 from advisor.config.alerts import PAUSE_TOLERANCE
+from advisor.model.provider_options import parse_duration_s
 from advisor.units import ms_text
 
 # Fewest messages whose average latency is judged: one message that waited for a busy core
@@ -33,9 +33,6 @@ from advisor.units import ms_text
 # message (design choice).
 MIN_REPL_LATENCY_SAMPLES = 30
 
-_DURATION = re.compile(
-    r"^P(?:(\d+(?:\.\d+)?)D)?(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$"
-)
 _TRUE = {"yes", "true", "on"}
 _FALSE = {"no", "false", "off"}
 
@@ -48,10 +45,10 @@ def _canonical(value: object) -> object:
         return float(text)
     except ValueError:
         pass
-    match = _DURATION.match(text.upper())
-    if match and any(match.groups()):
-        days, hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
-        return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+    try:
+        return parse_duration_s(text)  # the provider options' own reading of a duration
+    except ValueError:
+        pass
     if text.lower() in _TRUE:
         return True
     if text.lower() in _FALSE:
