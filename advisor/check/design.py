@@ -132,8 +132,6 @@ def expectation(
             "against the cluster's common ones"
         )
     topology = analysis.topology
-    nodes = sum(s.nodes for s in topology.sites if s.name in evaluated.sites)
-    members = nodes + (1 if evaluated.arbitrator is not None else 0)
     writer = evaluated.writer_site
     commit = (
         dict(evaluated.commit_by_site_ms[writer])
@@ -183,7 +181,7 @@ def expectation(
         cluster=cluster,
         evaluated=evaluated,
         site=site,
-        members=members,
+        members=cluster.members,
         commit_ms=commit,
         local_commit_ms=evaluated.local_commit_ms,
         pause_share=pause,

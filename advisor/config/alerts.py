@@ -252,12 +252,6 @@ def _cnf_files(cluster: ClusterPlan) -> str:
     return ", ".join(s.file for s in cluster.site_plans)
 
 
-def _members(cluster: ClusterPlan) -> tuple[int, int]:
-    """(data nodes, members of the view: the nodes and garbd)."""
-    nodes = sum(len(s.hosts) for s in cluster.site_plans)
-    return nodes, nodes + (1 if cluster.garbd is not None else 0)
-
-
 def _flow_control_paused(
     analysis: Analysis, cluster: ClusterPlan, evaluated: ClusterEval
 ) -> AlertRule:
@@ -330,7 +324,7 @@ def _recv_queue(analysis: Analysis, plan: ConfigPlan, cluster: ClusterPlan) -> A
     single = _flag(options.get("gcs.fc_single_primary", "NO")) or _flag(
         options.get("gcs.fc_master_slave", "NO")
     )
-    nodes, view = _members(cluster)
+    nodes, view = cluster.data_nodes, cluster.members
     # garbd counts in the flow-control scaling except on PXC (PXC-694).
     members = view if plan.flavor != "pxc" else nodes
     lower, upper = fc.fc_limits(limit, factor, members, single)
@@ -380,7 +374,7 @@ def _inactive_timeout_s(analysis: Analysis, cluster: ClusterPlan) -> int:
 def _cluster_size(analysis: Analysis, plan: ConfigPlan, cluster: ClusterPlan) -> AlertRule:
     alert = "GaleraClusterSizeBelowDesign"
     rule, severity = _severity(analysis, alert)
-    nodes, view = _members(cluster)
+    nodes, view = cluster.data_nodes, cluster.members
     timeout = _inactive_timeout_s(analysis, cluster)
     metric = "mysql_global_status_wsrep_cluster_size"
     garbd = f" and the arbitrator at {cluster.garbd.site}" if cluster.garbd else ""

@@ -109,6 +109,16 @@ class ClusterPlan(_Plan):
     # cluster), in ProxySQL's reader hostgroup only until a regional failover lifts it.
     read_only: bool = False
 
+    @property
+    def data_nodes(self) -> int:
+        """The cluster's data nodes: every site's hosts."""
+        return sum(len(s.hosts) for s in self.site_plans)
+
+    @property
+    def members(self) -> int:
+        """What ``wsrep_cluster_size`` reads with every member up: the data nodes and garbd."""
+        return self.data_nodes + (1 if self.garbd is not None else 0)
+
 
 class AsyncChannel(_Plan):
     name: str
