@@ -163,6 +163,7 @@ def _option_report(option: Option, findings: Sequence[Finding]) -> OptionReport:
             commits_per_s=round(option.throughput.commits_per_s, 2),
             txn_latency_ms=option.throughput.txn_latency_ms,
             limited_by=option.throughput.limited_by,
+            flow_control_paused_share=round(option.throughput.flow_control_paused_share, 4),
         )
     conflicts = sum(row.conflicts_per_s for row in option.hot_rows) if option.hot_rows else None
     # Every single failure the requirement names leaves a cluster that keeps or takes the

@@ -182,6 +182,10 @@ class Throughput(_Out):
     commits_per_s: float
     txn_latency_ms: dict[str, float]
     limited_by: str = ""
+    # The share of time a member slower to apply paused the cluster by flow control while
+    # the clients ran (modelled: a simulation of the clients, the member's appliers and its
+    # FC_STOP / FC_CONT) [fraction, 0 to 1].
+    flow_control_paused_share: float = 0.0
 
 
 class OptionReport(_Out):

@@ -66,10 +66,11 @@ def fixes() -> dict[str, str]:
             "the window's before modelling either: uniform ids miss alike, so the locks are not it"
         ),
         "lab flow-control-slow-node": (
-            "flow control's on and off in the clients' closed loop: clients pile up while the "
-            "cluster is paused and commit in a burst after it, which a stretched spread of the "
-            "unpaused run does not carry (the mean holds); an event simulation of the pauses "
-            "would predict the tail and the pause share, which the model gives as a floor"
+            "the unslowed closed loop's spread, not the slow member's (neither paused): the "
+            "spread of the transaction's own SQL time measured (sysbench's latency histogram "
+            "of a run with nothing slowed) in place of exponential draws; at 64 clients and "
+            "RTT 20 ms, the runs with CPU to spare that held-out-sysbench-special-rtt20-32-"
+            "threads asks for"
         ),
         "field pxc-7ms-send-window": (
             "find the queue of the 2016 run (flow control, the far node's CPU) in a lab run "

@@ -97,6 +97,8 @@ def _numbers(value):
             yield from _numbers(item)
     elif isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
         yield float(value)
+        if 0.0 <= value <= 1.0:  # a share's complement: running for a paused share
+            yield 1.0 - float(value)
 
 
 def test_rows_are_predicted_through_the_product_not_model_helpers():

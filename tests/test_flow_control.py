@@ -6,10 +6,12 @@ from __future__ import annotations
 import math
 import textwrap
 
+import numpy as np
 import pytest
 
 from advisor.inputs.loading import parse_topology
 from advisor.model import flow_control as fc
+from advisor.model import pipeline
 from advisor.recommendation import recommend
 
 
@@ -41,19 +43,83 @@ def test_design_threads_mirror_the_configuration_rule():
     assert fc.design_applier_threads(5000, 1.0) == 10
 
 
-def test_the_cap_and_the_pause_share():
-    assert fc.capped_commits_per_s(600.0, 200.0) == 200.0
-    assert fc.capped_commits_per_s(150.0, 200.0) == 150.0
+def test_the_pause_share_at_an_offered_rate():
     assert fc.pause_share(600.0, 200.0) == pytest.approx(2.0 / 3.0)
     assert fc.pause_share(150.0, 200.0) == 0.0
     assert fc.pause_share(0.0, 200.0) == 0.0
 
 
-def test_closed_loop_latency_at_the_capped_rate():
-    # 32 clients, one commit each, at 200/s: each transaction 160 ms (Little's law)
-    assert fc.closed_loop_txn_ms(32, 1, 200.0) == pytest.approx(160.0)
-    assert fc.closed_loop_txn_ms(32, 2, 200.0) == pytest.approx(320.0)
-    assert math.isinf(fc.closed_loop_txn_ms(32, 1, 0.0))
+def test_the_apply_queue_sends_stop_and_cont_as_gcs_does():
+    # one applier, FC_STOP above 2 waiting, FC_CONT at 1 or fewer (gcs.cpp)
+    queue = fc.ApplyQueue(fc.SlowMember(appliers=1, apply_ms=1.0, lower=1, upper=2))
+    assert queue.deliver() == (True, False)  # the idle applier takes it at once
+    assert queue.deliver() == (False, False)  # 1 waiting
+    assert queue.deliver() == (False, False)  # 2: not above the upper limit
+    assert queue.deliver() == (False, True)  # 3 > 2: FC_STOP
+    assert queue.deliver() == (False, False)  # 4: its STOP is outstanding, no second one
+    assert not queue.paused  # until the STOP is delivered
+    assert queue.delivered(stop=True) is True
+    assert queue.applied() == (True, False)  # 3 waiting
+    assert queue.applied() == (True, False)  # 2
+    assert queue.applied() == (True, True)  # 1 <= lower: FC_CONT
+    assert queue.applied() == (True, False)  # 0: the CONT is sent once
+    assert queue.applied() == (False, False)  # the applier goes idle
+    assert queue.delivered(stop=False) is False
+
+
+def test_no_stop_while_another_members_stop_is_in_force():
+    queue = fc.ApplyQueue(fc.SlowMember(appliers=1, apply_ms=1.0, lower=0, upper=0))
+    assert queue.delivered(stop=True)  # another member's STOP (stop_count 1)
+    assert queue.deliver() == (True, False)
+    assert queue.deliver() == (False, False)  # 1 waiting > 0, but the cluster is paused
+
+
+def test_a_slow_member_of_fractional_appliers_keeps_its_capacity():
+    # 2.3 write sets apply at once (cert_deps_distance): 3 appliers of 3 ms each, 1000/s
+    member = fc.SlowMember.of(1000.0, 2.3, (28, 28))
+    assert (member.appliers, member.lower, member.upper) == (3, 28, 28)
+    assert member.apply_ms == pytest.approx(3.0)
+    assert member.capacity_per_s == pytest.approx(1000.0)
+
+
+def _loop(slow_member=None, clients=16):
+    # 2 ms paths, 1 ms to the nearest member, 4 ms of SQL, 0.5 ms of local commit
+    return pipeline.closed_loop(
+        clients, 4.0, 1, [2.0], [1.0], [1], user_window=2, send_window=4,
+        writesets_per_message=19, local_commit_ms=0.5, slow_member=slow_member,
+    )  # fmt: skip
+
+
+def test_a_member_that_keeps_up_changes_nothing_in_the_closed_loop():
+    free = _loop()
+    member = fc.SlowMember.of(3.0 * free.commits_per_s, 4, (28, 28))
+    run = _loop(member)
+    assert run.paused_share == 0.0
+    assert run.commits_per_s == free.commits_per_s
+    assert np.array_equal(run.txn_ms, free.txn_ms)
+
+
+def test_a_slow_member_holds_the_closed_loop_to_its_capacity_by_pausing_it():
+    free = _loop()  # 16 clients at about 2,400/s
+    member = fc.SlowMember.of(free.commits_per_s / 2.0, 1, (28, 28))
+    run = _loop(member)
+    assert run.commits_per_s == pytest.approx(member.capacity_per_s, rel=0.02)
+    # paused at least what the offered rate leaves (1 - 1/2): while it runs, the clients
+    # that piled up during the pause commit faster than the free loop
+    assert 0.5 <= run.paused_share < 0.8
+    # the transactions wait out the pauses: Little's law at the capped rate
+    assert float(np.mean(run.txn_ms)) == pytest.approx(16_000.0 / run.commits_per_s, rel=0.03)
+    for q in (50, 95):
+        assert np.percentile(run.txn_ms, q) > np.percentile(free.txn_ms, q)
+
+
+def test_beyond_the_simulated_clients_the_slow_member_caps_the_asymptotic_bound():
+    clients = pipeline.MAX_SIMULATED_CLIENTS + 1
+    free = _loop(clients=clients)
+    run = _loop(fc.SlowMember.of(free.commits_per_s / 4.0, 4, (28, 28)), clients=clients)
+    assert run.commits_per_s == pytest.approx(free.commits_per_s / 4.0)
+    assert run.paused_share == pytest.approx(0.75)
+    assert np.allclose(run.txn_ms, 4.0 * free.txn_ms)
 
 
 def _topology(c_site: str, clients: bool = False) -> str:
@@ -107,9 +173,15 @@ def test_the_clients_are_held_to_the_slow_sites_capacity():
     single = next(o for o in result.options if o.architecture == "single_cluster")
     assert single.throughput is not None
     assert single.throughput.limited_by == "flow control"
-    assert single.throughput.commits_per_s == pytest.approx(200.0)
+    assert single.throughput.commits_per_s == pytest.approx(200.0, rel=0.02)
     # 32 clients at 200/s: 160 ms a transaction on average (Little's law)
     assert 100.0 < single.throughput.txn_latency_ms["p50"] < 200.0
+    # paused at least what the clients' free rate leaves: 1 - 200 / offered
+    plain = recommend(parse_topology(_topology("{name: c, nodes: 3}", clients=True)))
+    free = next(o for o in plain.options if o.architecture == "single_cluster").throughput
+    assert free is not None and free.flow_control_paused_share == 0.0
+    floor = 1.0 - 200.0 / free.commits_per_s
+    assert floor <= single.throughput.flow_control_paused_share < 1.0
 
 
 def test_a_site_as_fast_as_the_writer_changes_nothing():
@@ -151,7 +223,7 @@ def test_the_cap_matches_the_lab_node_slow_to_apply_within_the_lab_tolerance(est
     # control against n3's own apply rate measured desynced (the model's capacity)
     run, drain = _lab_rows("flush_log_at_trx_commit=1, 1 applier")
     capacity = drain["apply_per_s"][estimate]
-    predicted = fc.capped_commits_per_s(drain["n1_tps"], capacity)
+    predicted = min(drain["n1_tps"], capacity)  # the cap: what n3 applies, when n1 offers more
     assert abs(predicted / run["tps"] - 1.0) <= 0.20  # the lab tolerance (benchmarks/cases.py)
     assert run["flow_control_sent"]["n3"] > 0.9 * sum(run["flow_control_sent"].values())
 
@@ -168,5 +240,4 @@ def test_below_the_slow_nodes_capacity_the_lab_shows_no_flow_control():
     run, drain = _lab_rows("flush_log_at_trx_commit=1, 1 applier", rtt_ms=20.0, threads=64)
     capacity = drain["apply_per_s"]["mean"]
     assert fc.pause_share(run["tps"], capacity) == 0.0
-    assert fc.capped_commits_per_s(run["tps"], capacity) == run["tps"]
     assert run["flow_control_paused"] < 0.01

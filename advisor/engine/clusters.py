@@ -25,6 +25,7 @@ from advisor.engine.metrics import (
 )
 from advisor.inputs.topology import Site, Topology
 from advisor.model import flow_control, galera, pipeline, quorum, tcp
+from advisor.model.cpu_quota import CpuQuota
 
 
 class Clusters:
@@ -132,6 +133,14 @@ class Clusters:
         slow = _slowest_applier(
             [self._sites[s] for s in sites], writer, self._local_ms, threads, deps
         )
+        fc_members = self._fc_members(sites, arbitrator)
+        quota_site, quota = _tightest_quota([self._sites[s] for s in sites])
+        slow_member = None
+        if slow[0] is not None:
+            limit, factor, single = self.sampling.fc_options
+            limits = flow_control.fc_limits(limit, factor, fc_members, single)
+            at_work = min(float(threads), deps or math.inf)
+            slow_member = flow_control.SlowMember.of(slow[3], at_work, limits)
         period_ms = safe_period_ms(by_site[writer] if writer else {}, local_ms)
         names = list(members)
         return ClusterEval(
@@ -161,7 +170,19 @@ class Clusters:
             apply_ms=slow[1],
             applier_threads=slow[2],
             apply_capacity_per_s=slow[3],
+            slow_member=slow_member,
+            fc_members=fc_members,
+            quota_site=quota_site,
+            cpu_quota=quota,
         )
+
+    def _fc_members(self, sites: Sequence[str], arbitrator: str | None) -> int:
+        """The members the flow-control limits scale with: every data node, and garbd
+        except on Percona XtraDB Cluster (PXC-694:
+        https://github.com/percona/percona-xtradb-cluster/pull/408)."""
+        nodes = sum(self._sites[s].nodes for s in sites)
+        garbd = arbitrator is not None and self.topology.galera.flavor != "pxc"
+        return nodes + (1 if garbd else 0)
 
     def writer_site(self, writers: Sequence[str]) -> str | None:
         """The site of the cluster's one writer (ProxySQL's ``max_writers`` 1): the writing
@@ -346,6 +367,16 @@ def _slowest_applier(
         if capacity < slowest[3]:
             slowest = (site.name, cost_ms, threads, capacity)
     return slowest
+
+
+def _tightest_quota(sites: Sequence[Site]) -> tuple[str | None, CpuQuota | None]:
+    """The data site held to a CPU quota whose nodes keep up with the fewest write sets a
+    second, and its quota; (None, None) when no site gives one. Every member receives every
+    write set, the writer's node included."""
+    held = [(site.name, site.cpu_quota) for site in sites if site.nodes and site.cpu_quota]
+    if not held:
+        return None, None
+    return min(held, key=lambda pair: pair[1].capacity_per_s if pair[1] else math.inf)
 
 
 def _primary_weight(sites: Sequence[Site], primary: str) -> dict[str, int]:

@@ -49,6 +49,9 @@ class Sampling:
     fragment_bytes: int  # write-set bytes one EVS message carries [bytes]
     writesets_per_message: float  # queued write sets one message carries (mean size)
     local_commit_ms: float  # local certification and commit on the writer [ms]
+    # gcs.fc_limit [write sets], gcs.fc_factor [fraction], and whether the limit is not scaled
+    # by the members (gcs.fc_single_primary, or gcs.fc_master_slave before Galera 4.10).
+    fc_options: tuple[float, float, bool] = (16.0, 1.0, False)
 
 
 def sampling(
@@ -75,6 +78,12 @@ def sampling(
         fragment_bytes=fragment,
         writesets_per_message=pipeline.writesets_per_message(sizes.mean_bytes, fragment),
         local_commit_ms=galera.LOCAL_COMMIT_MS if given_local is None else given_local,
+        fc_options=(
+            float(provider_options["gcs.fc_limit"]),
+            float(provider_options["gcs.fc_factor"]),
+            bool(provider_options["gcs.fc_single_primary"])
+            or bool(provider_options["gcs.fc_master_slave"]),
+        ),
     )
 
 

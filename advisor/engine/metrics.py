@@ -37,6 +37,8 @@ from advisor.engine.evidence import LinkEvidence
 from advisor.engine.failover import FailoverPlan
 from advisor.inputs.topology import HotRow
 from advisor.model import galera, quorum, replication
+from advisor.model.cpu_quota import CpuQuota
+from advisor.model.flow_control import SlowMember
 from advisor.vocabulary import Architecture
 
 FloatArray = npt.NDArray[np.float64]
@@ -96,6 +98,15 @@ class ClusterEval:
     apply_ms: float = 0.0
     applier_threads: int = 0
     apply_capacity_per_s: float = math.inf
+    # That member as the clients' closed loop meets it (its appliers at work and its
+    # flow-control limits), None when every member is as fast as the writer's node; and the
+    # members the flow-control limits scale with.
+    slow_member: SlowMember | None = None
+    fc_members: int = 0
+    # The member site held to a CPU quota that keeps up least (sites[].cpu_limit_cores), and
+    # its quota: every commit waits while it is throttled (advisor.model.cpu_quota).
+    quota_site: str | None = None
+    cpu_quota: CpuQuota | None = None
 
     @property
     def bootstrap_sites(self) -> tuple[str, ...]:
@@ -249,6 +260,9 @@ class Throughput:
     commits_per_s: float
     txn_latency_ms: Percentiles  # p50 and p95 of a transaction, think time excluded
     limited_by: LimitedBy
+    # The share of time a slow member's flow control paused the cluster, simulated with the
+    # clients (advisor.model.pipeline.closed_loop) [fraction].
+    flow_control_paused_share: float = 0.0
 
 
 @dataclass(frozen=True)

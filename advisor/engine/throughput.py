@@ -8,9 +8,9 @@ __all__ = ["closed_loop_throughput"]
 import numpy as np
 
 from advisor.engine.draws import Sampling
-from advisor.engine.metrics import ClusterEval, FloatArray, LimitedBy, Throughput, summarise
+from advisor.engine.metrics import ClusterEval, LimitedBy, Throughput, summarise
 from advisor.inputs.topology import Clients
-from advisor.model import flow_control, pipeline
+from advisor.model import pipeline
 
 # A limit binds when it stretches the mean commit (or adds lock waits) by more than this
 # share of a lone commit: below it, the run is as fast as its commit latency allows.
@@ -47,6 +47,8 @@ def closed_loop_throughput(
         writesets_per_message=plan.writesets_per_message,
         local_commit_ms=cluster.local_commit_ms,
         row_writes=None if rows is None else rows.spec(),
+        slow_member=cluster.slow_member,
+        cpu_quota=cluster.cpu_quota,
     )
     # The window binds when commits wait for it; row locks when transactions wait longer
     # for rows than commits for the window.
@@ -58,21 +60,7 @@ def closed_loop_throughput(
     limited: LimitedBy = "commit latency"
     if max(commit_ms - lone_ms, lock_wait_ms) > _BINDING_SHARE * lone_ms:
         limited = "send window" if commit_ms - lone_ms >= lock_wait_ms else "row locks"
+    if run.paused_share > _BINDING_SHARE:  # the slow member's pauses hold the clients
+        limited = "flow control"
     txn = summarise(run.txn_ms, ("p50", "p95"))
-    if run.commits_per_s > cluster.apply_capacity_per_s:
-        return _flow_controlled(cluster.apply_capacity_per_s, clients, run.txn_ms)
-    return Throughput(run.commits_per_s, txn, limited)
-
-
-def _flow_controlled(
-    capacity_per_s: float, clients: Clients, unpaused_txn_ms: FloatArray
-) -> Throughput:
-    """The clients held to the slowest member's apply capacity by flow control
-    (:func:`flow_control.capped_commits_per_s`): the cluster commits at that rate, and each
-    transaction waits out the pauses, its latency from Little's law on the capped rate
-    (:func:`flow_control.closed_loop_txn_ms`), the spread of the unpaused run kept."""
-    txn_ms = flow_control.closed_loop_txn_ms(
-        clients.concurrency, clients.commits_per_txn, capacity_per_s
-    )
-    stretched = unpaused_txn_ms * (txn_ms / max(float(np.mean(unpaused_txn_ms)), 1e-9))
-    return Throughput(capacity_per_s, summarise(stretched, ("p50", "p95")), "flow control")
+    return Throughput(run.commits_per_s, txn, limited, run.paused_share)

@@ -39,6 +39,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from advisor.model import row_locks
+from advisor.model.cpu_quota import CpuQuota
 from advisor.model.provider_options import OptionValue, check_option
 from advisor.names import safe_name
 
@@ -471,6 +472,34 @@ class Site(_Model):
             "the commit latency of the workload's transactions on one of its nodes alone."
         ),
     )
+    # Extension: a CPU limit on this site's nodes (issue 23, FORMAT.md,
+    # advisor.model.cpu_quota).
+    cpu_limit_cores: Annotated[float, Field(gt=0, le=1024)] | None = Field(
+        default=None,
+        description=(
+            "The CPU quota each of this site's mariadbd processes runs under [CPUs]: a "
+            "Kubernetes CPU limit, docker --cpus, or cgroup cpu.cfs_quota_us over "
+            "cpu.cfs_period_us. Once a period's quota is spent the node stops until the next "
+            "period, and every commit of its cluster waits for its acknowledgement. Needs "
+            "cpu_ms_per_writeset."
+        ),
+    )
+    cpu_ms_per_writeset: Annotated[float, Field(gt=0, le=1e6)] | None = Field(
+        default=None,
+        description=(
+            "CPU time one of this site's nodes spends on each write set it receives, "
+            "certifies and applies [ms of CPU], measured: the CPU seconds of its mariadbd "
+            "(cgroup cpuacct.usage, or the process's utime + stime) over the change of "
+            "wsrep_received in the same minute, while it only replicates."
+        ),
+    )
+    cpu_period_ms: Annotated[float, Field(ge=1, le=1000)] = Field(
+        default=100.0,
+        description=(
+            "The period over which cpu_limit_cores is granted [ms] (cpu.cfs_period_us; 100 "
+            "ms in the kernel and Kubernetes by default)."
+        ),
+    )
 
     _lan_as_peak = field_validator("lan_rtt_ms", mode="before")(
         lambda value: _peak_from_number(value)
@@ -484,6 +513,23 @@ class Site(_Model):
                 "at the site (set nodes >= 1 or writes: false)"
             )
         return self
+
+    @model_validator(mode="after")
+    def _check_a_cpu_limit_has_its_cost(self) -> Self:
+        if self.cpu_limit_cores is not None and self.cpu_ms_per_writeset is None:
+            raise ValueError(
+                f"site {self.name!r} gives cpu_limit_cores but not cpu_ms_per_writeset: how "
+                "long the limit lets a node keep up depends on the CPU each write set costs it "
+                "(measure its mariadbd's CPU seconds over the change of wsrep_received)"
+            )
+        return self
+
+    @property
+    def cpu_quota(self) -> CpuQuota | None:
+        """The CPU limit of this site's nodes and each write set's cost, when given."""
+        if self.cpu_limit_cores is None or self.cpu_ms_per_writeset is None:
+            return None
+        return CpuQuota(self.cpu_limit_cores, self.cpu_ms_per_writeset, self.cpu_period_ms)
 
 
 class Measurement(_Model):

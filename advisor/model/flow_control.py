@@ -23,9 +23,9 @@ from __future__ import annotations
 
 __all__ = [
     "MIN_APPLIERS",
+    "ApplyQueue",
+    "SlowMember",
     "apply_capacity_per_s",
-    "capped_commits_per_s",
-    "closed_loop_txn_ms",
     "design_applier_threads",
     "fc_limits",
     "pause_share",
@@ -33,6 +33,7 @@ __all__ = [
 ]
 
 import math
+from dataclasses import dataclass
 
 from advisor.model import replication
 
@@ -202,26 +203,6 @@ def apply_capacity_per_s(
     return float(replication.apply_capacity_per_s(parallel, apply_ms))  # workers over one apply
 
 
-def capped_commits_per_s(offered_per_s: float, capacity_per_s: float) -> float:
-    """The cluster's commit rate under flow control: what is offered, at most what the
-    slowest member applies (past that its queue passes ``gcs.fc_limit`` and it pauses
-    everyone until the queue drains, so over time the cluster commits at its rate).
-
-    Parameters
-    ----------
-    offered_per_s : float
-        Commits the writers would make without flow control [1/s].
-    capacity_per_s : float
-        The slowest member's apply capacity [1/s] (:func:`apply_capacity_per_s`).
-
-    Returns
-    -------
-    float
-        Commits per second [1/s].
-    """
-    return min(offered_per_s, capacity_per_s)
-
-
 def pause_share(offered_per_s: float, capacity_per_s: float) -> float:
     """The share of time the cluster spends paused by flow control.
 
@@ -231,7 +212,9 @@ def pause_share(offered_per_s: float, capacity_per_s: float) -> float:
     A floor for a closed loop: its clients pile up at each pause and commit in a burst
     after it, so replication runs faster than ``offered`` while it runs. The project's lab
     measured 0.30 where this gives 0.09 to 0.23 (benchmarks/calibration/lab-runs.yaml,
-    flow-control-slow-node), and the cap itself within -5 to +8 %.
+    flow-control-slow-node), and the cap itself within -5 to +8 %; the clients simulated
+    through the member's queue (:class:`ApplyQueue` in
+    :func:`advisor.model.pipeline.closed_loop`) give 0.29.
 
     Parameters
     ----------
@@ -257,30 +240,89 @@ def pause_share(offered_per_s: float, capacity_per_s: float) -> float:
     return 1.0 - capacity_per_s / offered_per_s
 
 
-def closed_loop_txn_ms(clients: int, commits_per_txn: int, commits_per_s: float) -> float:
-    """A transaction's latency when ``clients`` run at ``commits_per_s``, each with one
-    transaction at a time and nothing between them (Little's law: the clients' count is the
-    rate of transactions times their latency).
+@dataclass(frozen=True)
+class SlowMember:
+    """The member whose appliers keep up least, as a closed loop of clients meets it
+    (:func:`advisor.model.pipeline.closed_loop`): its appliers at work at once, one apply
+    each, and the receive-queue lengths of :func:`fc_limits`.
 
-    Parameters
-    ----------
-    clients : int
-        Clients, each with one transaction at a time.
-    commits_per_txn : int
-        Commits each transaction makes.
-    commits_per_s : float
-        The rate the clients run at [1/s].
-
-    Returns
-    -------
-    float
-        The mean transaction latency, its own work and its commits [ms]; infinite at rate 0.
-
-    Examples
-    --------
-    >>> closed_loop_txn_ms(16, 1, 400.0)
-    40.0
+    ``appliers`` [threads] apply in parallel, each write set taking ``apply_ms`` [ms], so
+    the member applies ``appliers / apply_ms`` write sets a millisecond; FC_STOP above
+    ``upper`` write sets waiting, FC_CONT at or below ``lower``.
     """
-    if commits_per_s <= 0.0:
-        return math.inf
-    return clients * commits_per_txn * 1000.0 / commits_per_s
+
+    appliers: int
+    apply_ms: float
+    lower: int
+    upper: int
+
+    @classmethod
+    def of(cls, capacity_per_s: float, appliers: float, limits: tuple[int, int]) -> SlowMember:
+        """The member that applies ``capacity_per_s`` [1/s] with ``appliers`` at work at once
+        (fractional: the dependencies' mean, rounded up to threads, so the capacity holds)."""
+        threads = max(1, math.ceil(appliers))
+        return cls(threads, threads * 1000.0 / capacity_per_s, limits[0], limits[1])
+
+    @property
+    def capacity_per_s(self) -> float:
+        """Write sets applied a second with every applier busy [1/s]."""
+        return self.appliers * 1000.0 / self.apply_ms
+
+
+class ApplyQueue:
+    """A slow member's receive queue, its appliers and the flow control it sends, as Galera's
+    group communication runs them (gcs/src/gcs.cpp of github.com/codership/galera, commit
+    f47405c8b849):
+
+    - a write set delivered to the member waits in its receive queue (``queue_len``) until
+      an applier takes it; an idle applier takes it at once;
+    - on each delivery the member sends FC_STOP if its queue is longer than the upper limit,
+      no STOP it sent is outstanding and no STOP is in force (``gcs_fc_stop_begin``, lines
+      410-427: ``stop_count <= 0 && stop_sent_ <= 0 && queue_len > upper_limit``);
+    - each time an applier takes a write set, it sends FC_CONT if a STOP of its own is
+      outstanding and the queue is at or below the lower limit (``gcs_fc_cont_begin``, lines
+      473-492);
+    - the messages pause and resume every member's sending when they are delivered, in total
+      order like any other (``gcs_handle_flow_control``, lines 855-866: the first STOP
+      pauses the send monitor, the last CONT lets it go on).
+
+    The clock is the caller's: each method says what happens now, the caller schedules the
+    applier's end (``apply_ms`` later) and the messages' delivery.
+    """
+
+    def __init__(self, member: SlowMember) -> None:
+        self.member = member
+        self.waiting = 0  # queue_len: delivered, not yet taken by an applier [write sets]
+        self.busy = 0  # appliers at work
+        self.stop_sent = False  # a STOP of this member's is outstanding (stop_sent_)
+        self.stops_in_force = 0  # STOPs delivered less CONTs delivered (stop_count)
+
+    @property
+    def paused(self) -> bool:
+        """Whether every member's sending is paused now."""
+        return self.stops_in_force > 0
+
+    def deliver(self) -> tuple[bool, bool]:
+        """A write set delivered to the member: (an applier starts it now, FC_STOP sent)."""
+        if self.busy < self.member.appliers:
+            self.busy += 1
+            return True, False
+        self.waiting += 1
+        stop = not self.paused and not self.stop_sent and self.waiting > self.member.upper
+        self.stop_sent = self.stop_sent or stop
+        return False, stop
+
+    def applied(self) -> tuple[bool, bool]:
+        """An applier done: (it starts the next write set now, FC_CONT sent)."""
+        if self.waiting == 0:
+            self.busy -= 1
+            return False, False
+        self.waiting -= 1
+        cont = self.stop_sent and self.waiting <= self.member.lower
+        self.stop_sent = self.stop_sent and not cont
+        return True, cont
+
+    def delivered(self, stop: bool) -> bool:
+        """A STOP (``stop``) or CONT delivered: whether sending is paused after it."""
+        self.stops_in_force += 1 if stop else -1
+        return self.paused

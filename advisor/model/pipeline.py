@@ -64,6 +64,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from advisor.model.cpu_quota import CpuQuota, Throttle
+from advisor.model.flow_control import ApplyQueue, SlowMember
 from advisor.model.row_locks import RowLocks, RowWrites
 
 FloatArray = npt.NDArray[np.float64]
@@ -370,6 +372,8 @@ class ClosedLoop:
     commits_per_s: float
     commit_ms: FloatArray  # each simulated commit, queueing for the window included [ms]
     txn_ms: FloatArray  # each simulated transaction: think time plus its commits [ms]
+    # The share of the run's time a slow member's flow control held every sender [fraction].
+    paused_share: float = 0.0
 
 
 def closed_loop(
@@ -385,6 +389,8 @@ def closed_loop(
     writesets_per_message: float,
     local_commit_ms: float,
     row_writes: RowWrites | None = None,
+    slow_member: SlowMember | None = None,
+    cpu_quota: CpuQuota | None = None,
     commits: int = 4000,
     seed: int = 20_261_122,
 ) -> ClosedLoop:
@@ -408,6 +414,18 @@ def closed_loop(
     know no row locks: there they are an upper bound on the rate. Beyond
     ``MAX_SIMULATED_ROW_LOCKS`` rows locked, fewer commits are simulated (ten per client at
     least), and beyond that too, the asymptotic bounds are taken.
+
+    With ``slow_member``, every write set is delivered to that member when it is safe, and
+    waits there for its appliers (:class:`advisor.model.flow_control.ApplyQueue`); the
+    member's FC_STOP and FC_CONT are delivered one drawn commit path after it sends them,
+    and while a STOP is in force no new write set is sent: the clients' commits wait, and
+    go out together when the CONT is delivered. The asymptotic bounds then take the member's
+    capacity as one more bound, and the pause share as what is left of the offered rate.
+
+    With ``cpu_quota``, a member held to a CPU limit spends its budget on every write set
+    delivered, and a message that finds the period's budget spent is delivered when the next
+    period begins (:class:`advisor.model.cpu_quota.Throttle`): the commits wait, and so do
+    the window's slots. The asymptotic bounds take its capacity as one more bound.
 
     Parameters
     ----------
@@ -433,6 +451,12 @@ def closed_loop(
         Local certification and commit [ms].
     row_writes : RowWrites, optional
         Where each commit's writes fall; None: no row locks.
+    slow_member : SlowMember, optional
+        The member that applies least and its flow-control limits; None: every member keeps
+        up.
+    cpu_quota : CpuQuota, optional
+        The CPU limit of the member it holds back most, and its cost of a write set; None:
+        no member is held to one.
     commits : int, default 4000
         Commits to simulate [count], at least ten per client, at most
         ``MAX_SIMULATED_COMMITS``.
@@ -442,7 +466,8 @@ def closed_loop(
     Returns
     -------
     ClosedLoop
-        Throughput [commits/s], each commit's latency [ms] and each transaction's [ms].
+        Throughput [commits/s], each commit's latency [ms], each transaction's [ms], and
+        the share of time flow control paused the cluster [fraction].
 
     >>> run = closed_loop(1, 4.0, 1, [30.0], [20.0], [1], user_window=2, send_window=4,
     ...                   writesets_per_message=19, local_commit_ms=1.0, commits=500)
@@ -462,7 +487,7 @@ def closed_loop(
     if clients == 1:
         row_writes = None  # a lone client never waits for a row: the same run without locks
     if row_writes is not None and _always_share(row_writes):
-        return _serialised(clients, paths + local_commit_ms)
+        return _capped(_serialised(clients, paths + local_commit_ms), slow_member, cpu_quota)
     # Every row a commit writes is locked and released: bounded like the fragments, first
     # by simulating fewer commits (ten per client at least), then by the asymptotic bounds.
     rows = 0 if row_writes is None else row_writes.rows_per_commit
@@ -473,10 +498,11 @@ def closed_loop(
         or fragment_events > MAX_SIMULATED_FRAGMENTS
         or commits * rows > MAX_SIMULATED_ROW_LOCKS
     ):
-        return _asymptotic(
+        run = _asymptotic(
             clients, think_ms, commits_per_txn, paths + local_commit_ms, pieces,
             send_window, writesets_per_message,
         )  # fmt: skip
+        return _capped(run, slow_member, cpu_quota)
     sim = _Pipeline(user_window, send_window, max(int(writesets_per_message), 1))
     rng = np.random.default_rng(seed)
     per_txn = max(int(commits_per_txn), 1)
@@ -497,6 +523,40 @@ def closed_loop(
         txn_start[client] = 0.0
         push(float(rng.exponential(think_ms / per_txn)), _WRITESET, client)
     locks = None if row_writes is None else RowLocks(row_writes, np.random.default_rng(seed + 1))
+    member = None if slow_member is None else ApplyQueue(slow_member)
+    throttle = None if cpu_quota is None else Throttle(cpu_quota)
+    held: list[int] = []  # clients whose write set waits for flow control to let it go
+    pauses: list[list[float]] = []  # [start, end] of each pause [ms]
+    fc_messages = 0
+
+    def send_fc(time: float, stop: bool) -> None:
+        """The slow member's FC_STOP or FC_CONT, delivered one commit path later."""
+        nonlocal fc_messages
+        fc_messages += 1
+        push(time + paths[fc_messages % paths.size], _FC, int(stop))
+
+    def apply_events(time: float, starts: bool, fc_sent: bool, stop: bool) -> None:
+        """An applier of the slow member starting a write set, and its STOP or CONT."""
+        assert slow_member is not None
+        if starts:
+            push(time + slow_member.apply_ms, _APPLIED, 0)
+        if fc_sent:
+            send_fc(time, stop)
+
+    def fc_delivered(time: float, stop: bool) -> list[int]:
+        """A STOP or CONT delivered: a pause starts, or it ends and the write sets held
+        during it go out. Returns the messages sent."""
+        assert member is not None
+        was_paused = member.paused
+        if member.delivered(stop) == was_paused:
+            return []
+        if member.paused:
+            pauses.append([time, math.inf])
+            return []
+        pauses[-1][1] = time
+        sent = [seq for client in held for seq in sim.submit(client, int(pieces[k % pieces.size]))]
+        held.clear()
+        return sent
 
     def granted(time: float) -> None:
         """Clients given the row they waited for go on at ``time``."""
@@ -516,13 +576,21 @@ def closed_loop(
                 locks.request(value) if kind == _WRITESET else locks.proceed(value)
             )
             granted(now)  # a deadlock victim's rows
+            sent = []
             if holds:
                 started[value] = now
-                sent = sim.submit(value, int(pieces[k % pieces.size]))
-            else:
-                sent = []
+                if member is not None and member.paused:
+                    held.append(value)
+                else:
+                    sent = sim.submit(value, int(pieces[k % pieces.size]))
         elif kind == _REPLY:
             sent = sim.drain()
+        elif kind == _APPLIED:
+            assert member is not None
+            apply_events(now, *member.applied(), stop=False)
+            sent = []
+        elif kind == _FC:
+            sent = fc_delivered(now, stop=value == 1)
         else:
             for client in sim.safe(value):
                 done.append((now, now - started[client] + local_commit_ms))
@@ -535,21 +603,49 @@ def closed_loop(
                     txns.append(end - txn_start[client])
                     left_in_txn[client], txn_start[client] = per_txn, end
                 push(end + float(rng.exponential(think_ms / per_txn)), _WRITESET, client)
+                if member is not None:  # delivered to the slow member too
+                    apply_events(now, *member.deliver(), stop=True)
             sent = sim.drain()
         for seq in sent:
             push(now + replies[k % replies.size], _REPLY, seq)
-            push(sim.safe_time(now + paths[k % paths.size]), _SAFE, seq)
+            due = sim.safe_time(now + paths[k % paths.size])
+            if throttle is not None:  # the throttled member has to take it in first
+                due = sim.safe_time(throttle.admit(due, len(sim.carried[seq])))
+            push(due, _SAFE, seq)
             k += 1
     kept = np.array(done[len(done) // 5 :])
     span_ms = float(kept[-1, 0] - kept[0, 0]) if kept.size else 0.0
     if span_ms <= 0.0:  # stopped by the bound before two commits ended apart
-        return _serialised(clients, paths + local_commit_ms)
+        return _capped(_serialised(clients, paths + local_commit_ms), slow_member, cpu_quota)
     # Every commit takes at least its local work, so simulated time always advances.
     rate = (len(kept) - 1) / (span_ms / 1000.0)
     finished = np.asarray(txns[len(txns) // 5 :], dtype=float)
     if finished.size < _MIN_TXNS:  # long transactions: few finish in the run; by Little's law
         finished = np.full(1, clients * per_txn / rate * 1000.0)
-    return ClosedLoop(rate, kept[:, 1], finished)
+    paused = _paused_ms(pauses, float(kept[0, 0]), float(kept[-1, 0]))
+    return ClosedLoop(rate, kept[:, 1], finished, paused / span_ms)
+
+
+def _paused_ms(pauses: list[list[float]], start_ms: float, end_ms: float) -> float:
+    """The time within ``start_ms`` to ``end_ms`` that the pauses cover [ms]."""
+    return sum(max(0.0, min(b, end_ms) - max(a, start_ms)) for a, b in pauses)
+
+
+def _capped(
+    run: ClosedLoop, slow_member: SlowMember | None, cpu_quota: CpuQuota | None
+) -> ClosedLoop:
+    """An unsimulated run held to the slow member's or the throttled member's capacity,
+    when it offers more: the cluster commits at the capacity, the clients' commits and
+    transactions stretched alike (Little's law: the same clients at a lower rate). Flow
+    control pauses the rest of the time; a CPU quota holds the deliveries instead."""
+    applies = math.inf if slow_member is None else slow_member.capacity_per_s
+    keeps_up = math.inf if cpu_quota is None else cpu_quota.capacity_per_s
+    capacity = min(applies, keeps_up)
+    if run.commits_per_s <= capacity:
+        return run
+    stretch = run.commits_per_s / capacity
+    paused = 1.0 - 1.0 / stretch if applies < keeps_up else 0.0
+    return ClosedLoop(capacity, run.commit_ms * stretch, run.txn_ms * stretch, paused)
 
 
 # Below this many finished transactions their percentiles are noise: report the mean.
@@ -619,7 +715,7 @@ def _asymptotic(
     return ClosedLoop(rate, commit_ms * max(stretch, 1.0), np.asarray(txn, dtype=float))
 
 
-_WRITESET, _REPLY, _SAFE, _GRANTED = 0, 1, 2, 3
+_WRITESET, _REPLY, _SAFE, _GRANTED, _APPLIED, _FC = 0, 1, 2, 3, 4, 5
 
 
 class _Pipeline:

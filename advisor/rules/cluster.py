@@ -448,18 +448,14 @@ def flow_control(ctx: Context, p: Params) -> Iterator[RuleHit]:
     if commits is None:
         return
     peak = commits.design_value
-    given = given_options(ctx)
     for option, cluster in ctx.clusters():
         site = cluster.apply_site
         capacity = cluster.apply_capacity_per_s
         pause = fc.pause_share(peak, capacity)
         if site is None or cluster.writer_site is None or pause <= p["max_pause_share"]:
             continue
-        members = _fc_members(ctx, cluster)
-        single = bool(given["gcs.fc_single_primary"]) or bool(given["gcs.fc_master_slave"])
-        _, upper = fc.fc_limits(
-            float(given["gcs.fc_limit"]), float(given["gcs.fc_factor"]), members, single
-        )
+        assert cluster.slow_member is not None  # a slower site has one (engine.clusters)
+        members, upper = cluster.fc_members, cluster.slow_member.upper
         deps = ctx.topology.workload.cert_deps_distance
         remedies, short = _flow_control_remedies(cluster, site, peak, deps)
         yield _cluster_hit(
@@ -489,14 +485,6 @@ def flow_control(ctx: Context, p: Params) -> Iterator[RuleHit]:
 def _known(**values: float | None) -> dict[str, Any]:
     """The values that are known: a finding's optional inputs left out when not given."""
     return {key: value for key, value in values.items() if value is not None}
-
-
-def _fc_members(ctx: Context, cluster: ClusterEval) -> int:
-    """The members the flow-control limit scales with: every data node, and garbd except on
-    Percona XtraDB Cluster (PXC-694: https://github.com/percona/percona-xtradb-cluster/pull/408)."""
-    nodes = sum(s.nodes for s in ctx.topology.sites if s.name in cluster.sites)
-    garbd = cluster.arbitrator is not None and ctx.topology.galera.flavor != "pxc"
-    return nodes + (1 if garbd else 0)
 
 
 def _threads_needed(peak_per_s: float, apply_ms: float, deps: float | None = None) -> int:
@@ -539,6 +527,37 @@ def _more_appliers(cluster: ClusterEval, site: str, peak: float, deps: float | N
         f"work at once: about {reach:.0f} write sets/s against the peak of {peak:g}/s "
         f"({wanted} would be sized without that bound, doubled for bursts), {where}"
     )
+
+
+def cpu_quota(ctx: Context, p: Params) -> Iterator[RuleHit]:
+    """A member held to a CPU limit keeps up with fewer write sets than the peak: every
+    commit of its cluster waits while the member is throttled (:mod:`advisor.model.cpu_quota`):
+    which site, its limit and cost, the rate it keeps up with, and the remedies ranked."""
+    commits = ctx.topology.workload.commits_per_s
+    if commits is None:
+        return
+    peak = commits.design_value
+    for option, cluster in ctx.clusters():
+        quota, site = cluster.cpu_quota, cluster.quota_site
+        if quota is None or site is None or peak <= p["max_quota_share"] * quota.capacity_per_s:
+            continue
+        needed_cores = peak * quota.cpu_ms_per_writeset / 1000.0
+        yield _cluster_hit(
+            option,
+            cluster,
+            site,
+            site=site,
+            limit_cores=quota.limit_cores,
+            cpu_ms_per_writeset=quota.cpu_ms_per_writeset,
+            period_ms=quota.period_ms,
+            budget_ms=quota.budget_ms,
+            writesets_per_period=quota.writesets_per_period(),
+            capacity_per_s=quota.capacity_per_s,
+            peak_per_s=peak,
+            # a member that works one CPU at a time, once its budget is spent
+            stall_ms=quota.period_ms * max(0.0, 1.0 - quota.limit_cores),
+            needed_cores=needed_cores,
+        )
 
 
 def _flow_control_remedies(

@@ -37,6 +37,7 @@ CHECKS: dict[str, Check] = {
     "WRITESET-ROUNDS": cluster.writeset_rounds,
     "BANDWIDTH": cluster.bandwidth,
     "FLOW-CONTROL": cluster.flow_control,
+    "CPU-QUOTA": cluster.cpu_quota,
     "HOT-ROW-RATE": hot_row.hot_row_rate,
     "HOT-ROW-QUEUE": hot_row.hot_row_queue,
     "HOT-ROW-CONFLICTS": hot_row.hot_row_conflicts,

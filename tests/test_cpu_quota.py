@@ -1,0 +1,115 @@
+"""A member held to a CPU quota (issue 23): the budget through the periods by hand, the closed
+loop held to what the member keeps up with, and whole topologies with CPU-QUOTA."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from advisor.errors import AdvisorError
+from advisor.inputs.loading import parse_topology
+from advisor.model import pipeline
+from advisor.model.cpu_quota import CpuQuota, Throttle
+from advisor.recommendation import recommend
+
+
+def test_a_quota_grants_its_limit_times_the_period():
+    quota = CpuQuota(limit_cores=0.25, cpu_ms_per_writeset=0.5, period_ms=100.0)
+    assert quota.budget_ms == pytest.approx(25.0)
+    assert quota.writesets_per_period() == pytest.approx(50.0)
+    assert quota.capacity_per_s == pytest.approx(500.0)  # 0.25 x 1000 / 0.5
+
+
+def test_deliveries_spend_the_budget_and_wait_for_the_next_period():
+    # 10 ms of CPU a 100 ms period, 1 ms a write set: 10 write sets a period
+    throttle = Throttle(CpuQuota(limit_cores=0.1, cpu_ms_per_writeset=1.0))
+    assert throttle.admit(5.0, 4) == 5.0  # 6 ms left
+    assert throttle.admit(6.0, 6) == 6.0  # spent
+    assert throttle.admit(7.0, 1) == 100.0  # throttled until the next period; 9 left
+    # in period 1 with 9 ms left, 12 write sets: 9 now, 3 when period 2 begins
+    assert throttle.admit(150.0, 12) == 200.0
+    assert throttle.left_ms == pytest.approx(7.0)
+    assert throttle.admit(450.0, 1) == 450.0  # a fresh period, a fresh budget
+
+
+def _loop(quota=None, clients=16):
+    # 2 ms paths, 1 ms to the nearest member, 4 ms of SQL, 0.5 ms of local commit
+    return pipeline.closed_loop(
+        clients, 4.0, 1, [2.0], [1.0], [1], user_window=2, send_window=4,
+        writesets_per_message=19, local_commit_ms=0.5, cpu_quota=quota,
+    )  # fmt: skip
+
+
+def test_a_throttled_member_holds_the_clients_to_what_it_keeps_up_with():
+    free = _loop()  # 16 clients at about 2,400/s
+    quota = CpuQuota(limit_cores=0.1, cpu_ms_per_writeset=0.2)  # 500/s
+    run = _loop(quota)
+    assert run.commits_per_s == pytest.approx(500.0, rel=0.03)
+    assert run.paused_share == 0.0  # no flow control: the deliveries wait instead
+    # the clients that meet the stall wait out most of the period's 90 ms
+    assert np.percentile(run.txn_ms, 95) > 60.0 > np.percentile(free.txn_ms, 95)
+    assert float(np.mean(run.txn_ms)) == pytest.approx(16_000.0 / run.commits_per_s, rel=0.03)
+
+
+def test_a_quota_the_clients_stay_well_below_changes_little():
+    free = _loop()
+    roomy = CpuQuota(limit_cores=4.0, cpu_ms_per_writeset=0.2)  # 20,000/s
+    run = _loop(roomy)
+    assert run.commits_per_s == pytest.approx(free.commits_per_s, rel=0.01)
+
+
+def _topology(c_site: str) -> str:
+    return textwrap.dedent(
+        f"""\
+        name: throttled-dr
+        sites:
+          - {{name: a, nodes: 3}}
+          - {{name: b, nodes: 3}}
+          - {c_site}
+        links:
+          - {{sites: [a, b], measurements: [{{method: icmp, samples_ms: [2, 2.1]}}]}}
+          - {{sites: [a, c], measurements: [{{method: icmp, samples_ms: [2, 2.1]}}]}}
+          - {{sites: [b, c], measurements: [{{method: icmp, samples_ms: [2, 2.1]}}]}}
+        workload: {{commits_per_s: {{avg: 300, peak: 600}}}}
+        """
+    )
+
+
+def test_a_cpu_limit_below_the_peak_blocks_every_architecture_and_names_the_site():
+    text = _topology(
+        "{name: c, nodes: 3, writes: false, cpu_limit_cores: 0.1, cpu_ms_per_writeset: 0.5}"
+    )
+    result = recommend(parse_topology(text))
+    found = [f for f in result.findings if f.rule == "CPU-QUOTA"]
+    single = next(f for f in found if f.option == "single_cluster")
+    assert single.subject == "c" and single.severity == "blocker"
+    # 0.1 CPU x 100 ms = 10 ms a period, 0.5 ms a write set: 20 a period, 200/s
+    assert single.values["budget_ms"] == pytest.approx(10.0)
+    assert single.values["writesets_per_period"] == pytest.approx(20.0)
+    assert single.values["capacity_per_s"] == pytest.approx(200.0)
+    assert single.values["stall_ms"] == pytest.approx(90.0)
+    assert single.values["needed_cores"] == pytest.approx(0.3)  # 600/s x 0.5 ms
+    assert "at least 0.30 CPUs at c" in single.message
+    # the node applies every write set in any architecture: none is viable
+    assert not any(o.viable for o in result.options)
+    assert {f.option for f in found} == {o.architecture for o in result.options}
+
+
+def test_a_cpu_limit_that_keeps_up_is_quiet_and_changes_nothing():
+    plain = recommend(parse_topology(_topology("{name: c, nodes: 3}")))
+    roomy = "{name: c, nodes: 3, cpu_limit_cores: 2, cpu_ms_per_writeset: 0.5}"
+    result = recommend(parse_topology(_topology(roomy)))
+    assert not [f for f in result.findings if f.rule == "CPU-QUOTA"]
+    assert result.architecture == plain.architecture
+    assert result.options[0].commit_latency_ms == plain.options[0].commit_latency_ms
+
+
+def test_a_cpu_limit_without_its_cost_is_an_input_error(tmp_path):
+    path = tmp_path / "t.yaml"
+    path.write_text(_topology("{name: c, nodes: 3, cpu_limit_cores: 0.5}"))
+    with pytest.raises(AdvisorError) as raised:
+        parse_topology(path.read_text(), source=path)
+    message = str(raised.value)
+    assert "t.yaml:5:5: sites[2]: " in message and "cpu_ms_per_writeset" in message
