@@ -127,7 +127,7 @@ def slowest_members(analysis: Analysis, rec: Recommendation) -> list[dict[str, A
     for option in analysis.options:
         for cluster in option.clusters:
             members = [site for site in cluster.sites if site in cost_ms]
-            if len({cost_ms[site] for site in members}) < 2:
+            if len({cost_ms[site] for site in members}) < 2 and cluster.cpu_quota is None:
                 continue
             entry = found.get(cluster.sites)
             if entry is None:
@@ -158,9 +158,27 @@ def _slowest_entry(
         "pause_share": (
             flow_control.pause_share(peak, capacity) if capped and peak is not None else None
         ),
+        "quota": _quota_entry(cluster, peak),
         "options": [],
         "viable": {},
         "remedies": [],
+    }
+
+
+def _quota_entry(cluster: ClusterEval, peak: float | None) -> dict[str, Any] | None:
+    """The member held to a CPU limit that keeps up least (:mod:`advisor.model.cpu_quota`),
+    what it keeps up with, and the stall a commit may meet; None without one."""
+    quota = cluster.cpu_quota
+    if quota is None:
+        return None
+    return {
+        "site": cluster.quota_site,
+        "limit_cores": quota.limit_cores,
+        "period_ms": quota.period_ms,
+        "cpu_ms_per_writeset": quota.cpu_ms_per_writeset,
+        "capacity_per_s": quota.capacity_per_s,
+        "caps_peak": peak is not None and quota.capacity_per_s < peak,
+        "stall_ms": quota.period_ms * max(0.0, 1.0 - quota.limit_cores),
     }
 
 
