@@ -72,6 +72,11 @@ def fixes() -> dict[str, str]:
             "RTT 20 ms, the runs with CPU to spare that held-out-sysbench-special-rtt20-32-"
             "threads asks for"
         ),
+        "lab flow-control-applier-threads": (
+            "the pauses' lengths measured (wsrep_flow_control_paused_ns over each STOP, or "
+            "gcs debug logging of FC_STOP and FC_CONT) at 93 % paused, to tell whether some "
+            "commits meet two pauses or the apply's own spread lengthens each"
+        ),
         "field pxc-7ms-send-window": (
             "find the queue of the 2016 run (flow control, the far node's CPU) in a lab run "
             "of that PXC's Galera before modelling it: the same shape on today's Galera (lab "

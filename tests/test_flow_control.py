@@ -75,11 +75,14 @@ def test_no_stop_while_another_members_stop_is_in_force():
 
 
 def test_a_slow_member_of_fractional_appliers_keeps_its_capacity():
-    # 2.3 write sets apply at once (cert_deps_distance): 3 appliers of 3 ms each, 1000/s
+    # 2.3 write sets apply at once (cert_deps_distance): 2 appliers of 2 ms each, 1000/s
     member = fc.SlowMember.of(1000.0, 2.3, (28, 28))
-    assert (member.appliers, member.lower, member.upper) == (3, 28, 28)
-    assert member.apply_ms == pytest.approx(3.0)
+    assert (member.appliers, member.lower, member.upper) == (2, 28, 28)
+    assert member.apply_ms == pytest.approx(2.0)
     assert member.capacity_per_s == pytest.approx(1000.0)
+    # 2.5 rounds up to 3 appliers of 3 ms; below 1, one applier
+    assert fc.SlowMember.of(1000.0, 2.5, (28, 28)).appliers == 3
+    assert fc.SlowMember.of(1000.0, 0.4, (28, 28)).appliers == 1
 
 
 def _loop(slow_member=None, clients=16):

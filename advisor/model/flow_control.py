@@ -258,9 +258,11 @@ class SlowMember:
 
     @classmethod
     def of(cls, capacity_per_s: float, appliers: float, limits: tuple[int, int]) -> SlowMember:
-        """The member that applies ``capacity_per_s`` [1/s] with ``appliers`` at work at once
-        (fractional: the dependencies' mean, rounded up to threads, so the capacity holds)."""
-        threads = max(1, math.ceil(appliers))
+        """The member that applies ``capacity_per_s`` [1/s] with ``appliers`` at work at once.
+        A fractional count (the dependencies' mean, ``wsrep_cert_deps_distance``) is taken
+        to the nearest whole number of appliers, at least one, each apply then as long as
+        keeps the capacity."""
+        threads = max(1, math.floor(appliers + 0.5))
         return cls(threads, threads * 1000.0 / capacity_per_s, limits[0], limits[1])
 
     @property
