@@ -72,6 +72,13 @@ def fixes() -> dict[str, str]:
             "RTT 20 ms, the runs with CPU to spare that held-out-sysbench-special-rtt20-32-"
             "threads asks for"
         ),
+        "lab held-out-slow-member-rtt20": (
+            "the CPU a write set costs a limited node measured as the input defines it (its "
+            "cgroup's cpuacct.usage over wsrep_received at the workload's own clients), and "
+            "a cost per EVS message beside the one per write set; drains of one steady state "
+            "for the apply rate; the unslowed loop at 64 clients fixed first (its row locks "
+            "and deadlocks)"
+        ),
         "lab flow-control-applier-threads": (
             "the pauses' lengths measured (wsrep_flow_control_paused_ns over each STOP, or "
             "gcs debug logging of FC_STOP and FC_CONT) at 93 % paused, to tell whether some "
