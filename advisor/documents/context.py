@@ -178,7 +178,7 @@ def _quota_entry(cluster: ClusterEval, peak: float | None) -> dict[str, Any] | N
         "cpu_ms_per_writeset": quota.cpu_ms_per_writeset,
         "capacity_per_s": quota.capacity_per_s,
         "caps_peak": peak is not None and quota.capacity_per_s < peak,
-        "stall_ms": quota.period_ms * max(0.0, 1.0 - quota.limit_cores),
+        "stall_ms": quota.stall_ms,
     }
 
 

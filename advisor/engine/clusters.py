@@ -133,7 +133,9 @@ class Clusters:
         slow = _slowest_applier(
             [self._sites[s] for s in sites], writer, self._local_ms, threads, deps
         )
-        fc_members = self._fc_members(sites, arbitrator)
+        fc_members = _fc_members(
+            [self._sites[s] for s in sites], arbitrator, self.topology.galera.flavor
+        )
         quota_site, quota = _tightest_quota([self._sites[s] for s in sites])
         slow_member = None
         if slow[0] is not None:
@@ -175,14 +177,6 @@ class Clusters:
             quota_site=quota_site,
             cpu_quota=quota,
         )
-
-    def _fc_members(self, sites: Sequence[str], arbitrator: str | None) -> int:
-        """The members the flow-control limits scale with: every data node, and garbd
-        except on Percona XtraDB Cluster (PXC-694:
-        https://github.com/percona/percona-xtradb-cluster/pull/408)."""
-        nodes = sum(self._sites[s].nodes for s in sites)
-        garbd = arbitrator is not None and self.topology.galera.flavor != "pxc"
-        return nodes + (1 if garbd else 0)
 
     def writer_site(self, writers: Sequence[str]) -> str | None:
         """The site of the cluster's one writer (ProxySQL's ``max_writers`` 1): the writing
@@ -367,6 +361,13 @@ def _slowest_applier(
         if capacity < slowest[3]:
             slowest = (site.name, cost_ms, threads, capacity)
     return slowest
+
+
+def _fc_members(sites: Sequence[Site], arbitrator: str | None, flavor: str) -> int:
+    """The members the flow-control limits scale with: every data node, and garbd except on
+    Percona XtraDB Cluster (PXC-694: https://github.com/percona/percona-xtradb-cluster/pull/408)."""
+    garbd = arbitrator is not None and flavor != "pxc"
+    return sum(site.nodes for site in sites) + (1 if garbd else 0)
 
 
 def _tightest_quota(sites: Sequence[Site]) -> tuple[str | None, CpuQuota | None]:

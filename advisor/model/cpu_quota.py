@@ -63,6 +63,12 @@ class CpuQuota:
         """Write sets the member keeps up with a second [1/s]."""
         return self.limit_cores * 1000.0 / self.cpu_ms_per_writeset
 
+    @property
+    def stall_ms(self) -> float:
+        """The rest of a period once the budget is spent [ms], for a member that works one
+        CPU at a time: the longest a commit waits for it (a limit of a CPU or more: none)."""
+        return self.period_ms * max(0.0, 1.0 - self.limit_cores)
+
     def writesets_per_period(self) -> float:
         """Write sets one period's budget processes [count]."""
         return self.budget_ms / self.cpu_ms_per_writeset

@@ -554,8 +554,7 @@ def cpu_quota(ctx: Context, p: Params) -> Iterator[RuleHit]:
             writesets_per_period=quota.writesets_per_period(),
             capacity_per_s=quota.capacity_per_s,
             peak_per_s=peak,
-            # a member that works one CPU at a time, once its budget is spent
-            stall_ms=quota.period_ms * max(0.0, 1.0 - quota.limit_cores),
+            stall_ms=quota.stall_ms,
             needed_cores=needed_cores,
         )
 

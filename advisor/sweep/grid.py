@@ -565,4 +565,6 @@ CARRIED: dict[str, str] = {
     "MULTI-SITE-WRITES-ASYNC": "rows written at sites of different clusters: the partition",
     "FLOW-CONTROL": "the slowest member's appliers against the peak commit rate: its own "
     "local commit, not a round trip, a distance or a hot row's rate",
+    "CPU-QUOTA": "a member's CPU limit over the CPU a write set costs it, against the peak "
+    "commit rate: not a round trip, a distance or a hot row's rate",
 }
