@@ -32,6 +32,8 @@ def test_deliveries_spend_the_budget_and_wait_for_the_next_period():
     assert throttle.admit(150.0, 12) == 200.0
     assert throttle.left_ms == pytest.approx(7.0)
     assert throttle.admit(450.0, 1) == 450.0  # a fresh period, a fresh budget
+    assert throttle.admit(460.0, 9) == 460.0  # the budget spent to the last ms
+    assert throttle.admit(470.0, 0) == 500.0  # a fragment's message waits too
 
 
 def _loop(quota=None, clients=16):

@@ -94,7 +94,9 @@ class Throttle:
         if period > self.period:
             self.period, self.left_ms = period, self.quota.budget_ms
         need_ms = writesets * self.quota.cpu_ms_per_writeset
-        while need_ms > self.left_ms:  # spend what is left, run again in the next period
+        # spend what is left, run again in the next period; a member with nothing left acks
+        # nothing, not even a message that carries no write set's end
+        while need_ms > self.left_ms or self.left_ms <= 0.0:
             need_ms -= self.left_ms
             self.period += 1
             self.left_ms = self.quota.budget_ms
