@@ -115,3 +115,18 @@ def test_a_cpu_limit_without_its_cost_is_an_input_error(tmp_path):
         parse_topology(path.read_text(), source=path)
     message = str(raised.value)
     assert "t.yaml:5:5: sites[2]: " in message and "cpu_ms_per_writeset" in message
+
+
+def test_the_clients_are_held_by_the_cpu_limit_with_no_flow_control():
+    text = _topology("{name: c, nodes: 3, cpu_limit_cores: 0.1, cpu_ms_per_writeset: 0.5}")
+    text = text.replace(
+        "peak: 600}}", "peak: 600}, clients: {concurrency: 32, baseline_txn_latency_ms: 5}}"
+    )
+    result = recommend(parse_topology(text))
+    single = next(o for o in result.options if o.architecture == "single_cluster")
+    assert single.throughput is not None
+    assert single.throughput.limited_by == "CPU limit"
+    assert single.throughput.commits_per_s == pytest.approx(200.0, rel=0.03)  # 0.1 / 0.5 ms
+    assert single.throughput.flow_control_paused_share == 0.0
+    # a commit that meets the stall waits out most of the period's 90 ms
+    assert single.throughput.txn_latency_ms["p95"] > 90.0

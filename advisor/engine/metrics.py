@@ -42,7 +42,7 @@ from advisor.model.flow_control import SlowMember
 from advisor.vocabulary import Architecture
 
 FloatArray = npt.NDArray[np.float64]
-LimitedBy = Literal["send window", "commit latency", "row locks", "flow control"]
+LimitedBy = Literal["send window", "commit latency", "row locks", "flow control", "CPU limit"]
 Percentiles = dict[str, float]
 REPORTED = ("p50", "p95", "p99", "p999", "max")
 # Each reported key as a percent of the draws.

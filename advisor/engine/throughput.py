@@ -62,5 +62,8 @@ def closed_loop_throughput(
         limited = "send window" if commit_ms - lone_ms >= lock_wait_ms else "row locks"
     if run.paused_share > _BINDING_SHARE:  # the slow member's pauses hold the clients
         limited = "flow control"
+    quota = cluster.cpu_quota  # the throttled member's stalls hold them
+    if quota is not None and run.commits_per_s >= (1.0 - _BINDING_SHARE) * quota.capacity_per_s:
+        limited = "CPU limit"
     txn = summarise(run.txn_ms, ("p50", "p95"))
     return Throughput(run.commits_per_s, txn, limited, run.paused_share)
