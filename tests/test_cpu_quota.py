@@ -130,3 +130,9 @@ def test_the_clients_are_held_by_the_cpu_limit_with_no_flow_control():
     assert single.throughput.flow_control_paused_share == 0.0
     # a commit that meets the stall waits out most of the period's 90 ms
     assert single.throughput.txn_latency_ms["p95"] > 90.0
+
+
+def test_a_cost_far_above_the_budget_is_counted_in_periods_not_looped():
+    # 1e-9 CPUs over 100 ms: 1e-7 ms a period; one write set of 1 s of CPU needs 1e10 periods
+    throttle = Throttle(CpuQuota(limit_cores=1e-9, cpu_ms_per_writeset=1000.0))
+    assert throttle.admit(0.0, 1) == pytest.approx(1e10 * 100.0)

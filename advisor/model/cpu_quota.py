@@ -94,12 +94,15 @@ class Throttle:
         if period > self.period:
             self.period, self.left_ms = period, self.quota.budget_ms
         need_ms = writesets * self.quota.cpu_ms_per_writeset
-        # spend what is left, run again in the next period; a member with nothing left acks
-        # nothing, not even a message that carries no write set's end
-        while need_ms > self.left_ms or self.left_ms <= 0.0:
-            need_ms -= self.left_ms
-            self.period += 1
-            self.left_ms = self.quota.budget_ms
-            due_ms = self.period * self.quota.period_ms
-        self.left_ms -= need_ms
+        if self.left_ms > 0.0 and need_ms <= self.left_ms:
+            self.left_ms -= need_ms
+            return due_ms
+        # Spend what is left, then whole periods until the rest is done; a member with
+        # nothing left acks nothing, not even a message that carries no write set's end.
+        # Counted, not looped: a cost far above the budget takes many periods.
+        rest_ms = need_ms - max(self.left_ms, 0.0)
+        periods = max(1, math.ceil(rest_ms / self.quota.budget_ms))
+        self.period += periods
+        self.left_ms = periods * self.quota.budget_ms - rest_ms
+        due_ms = self.period * self.quota.period_ms
         return due_ms
