@@ -244,3 +244,25 @@ def test_below_the_slow_nodes_capacity_the_lab_shows_no_flow_control():
     capacity = drain["apply_per_s"]["mean"]
     assert fc.pause_share(run["tps"], capacity) == 0.0
     assert run["flow_control_paused"] < 0.01
+
+
+def test_a_slow_members_stop_and_cont_arrive_in_the_order_sent(monkeypatch):
+    # commit paths of 2, 30 and 5 ms in turn: a CONT drawn a short path must not overtake
+    # the STOP before it (EVS delivers one sender's messages in order), which would leave
+    # more CONTs than STOPs in force (before the fix: 109 times in this run)
+    overtaken = []
+    delivered = fc.ApplyQueue.delivered
+
+    def watched(queue, stop):
+        paused = delivered(queue, stop)
+        overtaken.extend([1] if queue.stops_in_force < 0 else [])
+        return paused
+
+    monkeypatch.setattr(fc.ApplyQueue, "delivered", watched)
+    member = fc.SlowMember.of(3000.0, 1, (4, 4))
+    run = pipeline.closed_loop(
+        16, 1.0, 1, [2.0, 30.0, 5.0], [1.0], [1], user_window=2, send_window=4,
+        writesets_per_message=19, local_commit_ms=0.5, slow_member=member,
+    )  # fmt: skip
+    assert overtaken == []
+    assert 0.0 < run.paused_share < 1.0

@@ -527,13 +527,15 @@ def closed_loop(
     throttle = None if cpu_quota is None else Throttle(cpu_quota)
     held: list[int] = []  # clients whose write set waits for flow control to let it go
     pauses: list[list[float]] = []  # [start, end] of each pause [ms]
-    fc_messages = 0
+    fc_messages, fc_due = 0, 0.0
 
     def send_fc(time: float, stop: bool) -> None:
-        """The slow member's FC_STOP or FC_CONT, delivered one commit path later."""
-        nonlocal fc_messages
+        """The slow member's FC_STOP or FC_CONT, delivered one commit path later and after
+        the ones it sent before (EVS delivers one sender's messages in order)."""
+        nonlocal fc_messages, fc_due
         fc_messages += 1
-        push(time + paths[fc_messages % paths.size], _FC, int(stop))
+        fc_due = max(fc_due, time + paths[fc_messages % paths.size])
+        push(fc_due, _FC, int(stop))
 
     def apply_events(time: float, starts: bool, fc_sent: bool, stop: bool) -> None:
         """An applier of the slow member starting a write set, and its STOP or CONT."""
