@@ -266,3 +266,20 @@ def test_a_slow_members_stop_and_cont_arrive_in_the_order_sent(monkeypatch):
     )  # fmt: skip
     assert overtaken == []
     assert 0.0 < run.paused_share < 1.0
+
+
+def test_equal_sites_with_one_applier_cap_a_peak_their_threads_cannot_carry():
+    # MariaDB's old default: one applier at the workload's 1 ms a write set applies 1,000/s,
+    # below a peak of 1,500/s, on every node but the writer, however fast the nodes are
+    text = _topology("{name: c, nodes: 3}").replace("peak: 600", "peak: 1500")
+    one = text + "galera: {applier_threads: 1}\n"
+    result = recommend(parse_topology(one))
+    (finding,) = [
+        f for f in result.findings if f.rule == "FLOW-CONTROL" and f.option == "single_cluster"
+    ]
+    assert finding.values["applier_threads"] == 1
+    assert finding.values["capacity_per_s"] == pytest.approx(1000.0)
+    assert finding.values["pause_share"] == pytest.approx(1.0 / 3.0)
+    # the design's threads carry twice the peak (4 at 1 ms: 4,000/s): nothing to say
+    designed = recommend(parse_topology(text))
+    assert not [f for f in designed.findings if f.rule == "FLOW-CONTROL"]

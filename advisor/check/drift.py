@@ -235,7 +235,7 @@ def flow_control_findings(evidence: CollectedEvidence, expect: Expectation) -> l
         else "this node sent none (another member applies too slowly; check each node)"
     )
     expected_text = (
-        f"about {predicted:.0%} (site {expect.slow_site} slower than the writer)"
+        f"about {predicted:.0%} (site {expect.slow_site} applies below the peak)"
         if predicted > 0
         else "none"
     )

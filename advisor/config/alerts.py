@@ -265,8 +265,14 @@ def _flow_control_paused(
         source = "the topology gives no commit rate, so the model predicts no pause"
     elif evaluated.apply_site is None or not math.isfinite(capacity):
         source = (
-            f"every member applies as fast as the writer, so at the peak of {peak:g} commits/s "
+            f"no member applies the write sets, so at the peak of {peak:g} commits/s "
             "the model (advisor.model.flow_control.pause_share) predicts no pause"
+        )
+    elif predicted == 0.0:
+        source = (
+            f"the nodes slowest to apply (at {evaluated.apply_site}) apply up to "
+            f"{capacity:.0f} write sets/s, above the peak of {peak:g} commits/s, so the model "
+            "(advisor.model.flow_control.pause_share) predicts no pause"
         )
     else:
         source = (

@@ -338,24 +338,25 @@ def _slowest_applier(
 ) -> tuple[str | None, float, int, float]:
     """The member site whose appliers keep up least, and their capacity
     (:func:`flow_control.apply_capacity_per_s`): (site, one apply [ms], the design's applier
-    threads, write sets a second); (None, 0, threads, inf) when every applying node is as
-    fast as the writer's.
+    threads, write sets a second); (None, 0, threads, inf) when no node applies.
 
-    Only a node slower than the writer's site counts: a node as fast applies with its
-    threads what the writer's clients committed at the same cost (the lab, with three equal
-    nodes: no flow control at 4 clients, paused 2.5 % of the time at 16 on a saturated
-    machine; benchmarks/calibration/lab-runs.yaml flow-control-slow-node). A
-    lone node at the writer's site runs the commits itself and applies none of them. The
-    threads are the design's (advisor/config/galera.py) or the user's
-    (``galera.applier_threads``); no more of them work at once than the write sets'
-    dependencies allow (``workload.cert_deps_distance``).
+    Every node but the writer applies every write set with its threads, where the writer's
+    clients committed them in parallel: a node as fast as the writer's keeps up only as far
+    as its threads carry (``galera.applier_threads: 1`` at 1 ms an apply, 1,000/s). The
+    design's threads carry twice the peak (:func:`flow_control.design_applier_threads`), so
+    equal sites cap nothing under the design. The lab, with three equal nodes: no flow
+    control at 4 clients, paused 2.5 % of the time at 16 on a saturated machine
+    (benchmarks/calibration/lab-runs.yaml flow-control-slow-node). A lone node at the
+    writer's site runs the commits itself and applies none of them. The threads are the
+    design's (advisor/config/galera.py) or the user's (``galera.applier_threads``); no more
+    of them work at once than the write sets' dependencies allow
+    (``workload.cert_deps_distance``).
     """
-    base_ms = local_ms[writer] if writer else 0.0
     slowest: tuple[str | None, float, int, float] = (None, 0.0, threads, math.inf)
     for site in sites:
         applies = site.nodes > (1 if site.name == writer else 0)
         cost_ms = local_ms[site.name]
-        if not applies or cost_ms <= base_ms:
+        if not applies:
             continue
         capacity = flow_control.apply_capacity_per_s(threads, cost_ms, parallel_limit=deps)
         if capacity < slowest[3]:

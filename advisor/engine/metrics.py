@@ -90,8 +90,8 @@ class ClusterEval:
     first_reply_draws_ms: Mapping[str, FloatArray] = field(default_factory=dict, repr=False)
     # The site of ProxySQL's one writer, where every commit runs (None: nobody writes).
     writer_site: str | None = None
-    # The member site slower to apply than the writer's whose appliers keep up least (None:
-    # every applying node is as fast), one apply there [ms], the design's applier threads,
+    # The member site whose appliers keep up least (None: no node applies, a lone writer
+    # node), one apply there [ms], the design's applier threads,
     # and the write sets it applies a second [1/s]: above that rate it sends flow control and
     # the cluster commits no faster (advisor.model.flow_control).
     apply_site: str | None = None
@@ -99,7 +99,7 @@ class ClusterEval:
     applier_threads: int = 0
     apply_capacity_per_s: float = math.inf
     # That member as the clients' closed loop meets it (its appliers at work and its
-    # flow-control limits), None when every member is as fast as the writer's node; and the
+    # flow-control limits), None when no node applies (a lone writer node); and the
     # members the flow-control limits scale with.
     slow_member: SlowMember | None = None
     fc_members: int = 0
