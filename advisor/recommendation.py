@@ -164,6 +164,7 @@ def _option_report(option: Option, findings: Sequence[Finding]) -> OptionReport:
             txn_latency_ms=option.throughput.txn_latency_ms,
             limited_by=option.throughput.limited_by,
             flow_control_paused_share=round(option.throughput.flow_control_paused_share, 4),
+            cpu_throttled_share=round(option.throughput.cpu_throttled_share, 4),
         )
     conflicts = sum(row.conflicts_per_s for row in option.hot_rows) if option.hot_rows else None
     # Every single failure the requirement names leaves a cluster that keeps or takes the

@@ -186,6 +186,10 @@ class Throughput(_Out):
     # the clients ran (modelled: a simulation of the clients, the member's appliers and its
     # FC_STOP / FC_CONT) [fraction, 0 to 1].
     flow_control_paused_share: float = 0.0
+    # The share of CPU periods in which a member held to a CPU limit spent its budget and
+    # stopped until the next, while the clients ran (modelled: the same simulation; what the
+    # cgroup's cpu.stat nr_throttled over nr_periods reports) [fraction, 0 to 1].
+    cpu_throttled_share: float = 0.0
 
 
 class OptionReport(_Out):

@@ -1079,7 +1079,7 @@ def _slowed_rows(
     assert binds is not None  # the topology has clients
     why = f"the clients held by the {binds.limited_by}"
     tps, p95, ran = (f"{label} {q}" for q in ("tps", "transaction p95", "running share"))
-    return [
+    rows = [
         Row(name, tps, "1/s", LAB_THROUGHPUT, binds.commits_per_s, entry["tps"], why,
             wrong.get(tps, "")),
         Row(name, p95, "ms", LAB_LATENCY, binds.txn_latency_ms["p95"], entry["txn_ms"]["p95"],
@@ -1087,6 +1087,12 @@ def _slowed_rows(
         Row(name, ran, "1", LAB_THROUGHPUT, 1.0 - binds.flow_control_paused_share,
             1.0 - entry["flow_control_paused"], why, wrong.get(ran, "")),
     ]  # fmt: skip
+    if "throttled_periods" in entry:  # cpu.stat: nr_throttled of nr_periods
+        throttled, periods = entry["throttled_periods"]
+        held = f"{label} throttled share"
+        rows.append(Row(name, held, "1", LAB_THROUGHPUT, binds.cpu_throttled_share,
+                        throttled / periods, why, wrong.get(held, "")))  # fmt: skip
+    return rows
 
 
 def _sql_ms_offering(
@@ -1143,12 +1149,10 @@ def _cpu_quota_rows(case: Mapping[str, Any]) -> list[Row]:
 def _cpu_limited(
     case: Mapping[str, Any], entry: Mapping[str, Any], windows: Mapping[str, int]
 ) -> dict[str, Any]:
-    """The topology of a run of n3 held to a CPU limit: ``sites[].cpu_limit_cores`` and the
-    CPU a write set costs n3 (``cpu_ms_per_writeset``) from the case's drains at 5 % of a
-    CPU, the only limit at which n3 fell behind desynced: 5 % of a CPU over the rate it
-    applied (:func:`_drained_per_s`). The load offered: the case's runs with equal nodes
-    at the same clients and windows (:func:`_offered_sql_ms`)."""
-    drains = _drains(case, {**entry, "n3": "cpu 5 %"})
+    """The topology of a run of n3 held to a CPU limit: ``sites[].cpu_limit_cores``, and
+    the CPU a message and a write set cost n3 under its limit as measured in cpu-cost-split
+    (:func:`_cpu_split`: the same machine, nodes and workload). The load offered: the case's
+    runs with equal nodes at the same clients and windows (:func:`_offered_sql_ms`)."""
     equal = [
         e["tps"]
         for e in _n3_runs(case, ("equal",))
@@ -1158,11 +1162,59 @@ def _cpu_limited(
     ]
     sql_ms = _offered_sql_ms(_rtt(entry), entry["threads"], windows, equal)
     topology = _write_only_topology(_rtt(entry), entry["threads"], windows, sql_ms)
-    limit = float(entry["n3"].split()[1]) / 100.0
-    _set_n3(
-        topology, cpu_limit_cores=limit, cpu_ms_per_writeset=0.05 * 1000.0 / _drained_per_s(drains)
-    )
+    _set_n3(topology, **_n3_limit(entry, _cpu_split(_case("lab-runs.yaml", "cpu-cost-split"))))
     return topology
+
+
+def _n3_limit(entry: Mapping[str, Any], split: tuple[float, float]) -> dict[str, float]:
+    """n3's CPU limit as a run states it ("cpu 10 %") and its costs (a message, a write set)."""
+    per_message_ms, per_writeset_ms = split
+    return {
+        "cpu_limit_cores": float(entry["n3"].split()[1]) / 100.0,
+        "cpu_ms_per_message": per_message_ms,
+        "cpu_ms_per_writeset": per_writeset_ms,
+    }
+
+
+def _cpu_split(case: Mapping[str, Any]) -> tuple[float, float]:
+    """What n3 spends under its CPU limit [ms of CPU]: on each message n1 sent and on each
+    write set n3 received, the least-squares fit of n3's CPU (cgroup cpuacct.usage) over
+    the runs of cpu-cost-split held to a limit at RTT 2 ms, as a user measures it
+    (``sites[].cpu_ms_per_message`` and ``cpu_ms_per_writeset``). The runs at RTT 20 ms
+    are left to test it."""
+    import numpy as np
+
+    fitted = [e for e in _n3_runs(case, ("cpu 10 %", "cpu 5 %")) if _rtt(e) == 2.0]
+    counts = np.array([[e["n1_evs_sent_user"], e["n3_received"]] for e in fitted], dtype=float)
+    used_ms = np.array([e["n3_cpu_ms"] for e in fitted], dtype=float)
+    (per_message_ms, per_writeset_ms), *_ = np.linalg.lstsq(counts, used_ms, rcond=None)
+    return float(per_message_ms), float(per_writeset_ms)
+
+
+def _cpu_split_rows(case: Mapping[str, Any]) -> list[Row]:
+    """lab-runs.yaml cpu-cost-split: each run of n3 held to a CPU limit, predicted from the
+    unlimited run at the same RTT and clients (the load offered, :func:`_offered_sql_ms`)
+    and n3's costs fitted on the RTT 2 ms runs (:func:`_cpu_split`): the rate, the
+    transaction p95, the running share and the share of periods throttled."""
+    windows = _windows(case, {})
+    split = _cpu_split(case)
+    rows = []
+    for entry in _n3_runs(case, ("cpu 10 %", "cpu 5 %")):
+        free = [
+            e["tps"]
+            for e in _n3_runs(case, ("no limit",))
+            if e["threads"] == entry["threads"] and _rtt(e) == _rtt(entry)
+        ]
+        sql_ms = _offered_sql_ms(_rtt(entry), entry["threads"], windows, free)
+        topology = _write_only_topology(_rtt(entry), entry["threads"], windows, sql_ms)
+        _set_n3(topology, **_n3_limit(entry, split))
+        label = f"RTT {_rtt(entry):g} ms, {entry['threads']} threads, n3 {entry['n3']}:"
+        rows += _slowed_rows(f"lab {case['id']}", label, entry, topology, _CPU_SPLIT_WRONG)
+    return rows
+
+
+# Where the product misses a run of cpu-cost-split and why (quantity -> known_wrong).
+_CPU_SPLIT_WRONG: dict[str, str] = {}
 
 
 # Why the product misses runs of held-out-slow-member-rtt20, by cause (known_wrong).
@@ -1424,6 +1476,7 @@ LAB_RUN_BUILDERS = {
     "loss-one-writer": _loss_rows,
     "flow-control-applier-threads": _applier_threads_all_rows,
     "held-out-slow-member-rtt20": _held_out_slow_member_rows,
+    "cpu-cost-split": _cpu_split_rows,
 }
 
 

@@ -176,8 +176,9 @@ def _quota_entry(cluster: ClusterEval, peak: float | None) -> dict[str, Any] | N
         "limit_cores": quota.limit_cores,
         "period_ms": quota.period_ms,
         "cpu_ms_per_writeset": quota.cpu_ms_per_writeset,
-        "capacity_per_s": quota.capacity_per_s,
-        "caps_peak": peak is not None and quota.capacity_per_s < peak,
+        "cpu_ms_per_message": quota.cpu_ms_per_message,
+        "capacity_per_s": cluster.quota_capacity_per_s,
+        "caps_peak": peak is not None and cluster.quota_capacity_per_s < peak,
         "stall_ms": quota.stall_ms,
     }
 

@@ -36,7 +36,7 @@ import numpy.typing as npt
 from advisor.engine.evidence import LinkEvidence
 from advisor.engine.failover import FailoverPlan
 from advisor.inputs.topology import HotRow
-from advisor.model import galera, quorum, replication
+from advisor.model import galera, pipeline, quorum, replication
 from advisor.model.cpu_quota import CpuQuota
 from advisor.model.flow_control import SlowMember
 from advisor.vocabulary import Architecture
@@ -107,6 +107,23 @@ class ClusterEval:
     # its quota: every commit waits while it is throttled (advisor.model.cpu_quota).
     quota_site: str | None = None
     cpu_quota: CpuQuota | None = None
+
+    @property
+    def writer_messages_per_s(self) -> float:
+        """The most messages a second its writer sends (:func:`pipeline.most_messages_per_s`)
+        [1/s]; infinite without a writer."""
+        if self.writer_site is None:
+            return math.inf
+        path_ms = float(np.mean(self.path_ms[self.writer_site]))
+        return pipeline.most_messages_per_s(self.user_window, path_ms)
+
+    @property
+    def quota_capacity_per_s(self) -> float:
+        """Write sets a second the member held to a CPU limit keeps up with, its writer
+        sending at most :attr:`writer_messages_per_s` messages [1/s]; infinite without one."""
+        if self.cpu_quota is None:
+            return math.inf
+        return self.cpu_quota.capacity_at(self.writer_messages_per_s)
 
     @property
     def bootstrap_sites(self) -> tuple[str, ...]:
@@ -263,6 +280,9 @@ class Throughput:
     # The share of time a slow member's flow control paused the cluster, simulated with the
     # clients (advisor.model.pipeline.closed_loop) [fraction].
     flow_control_paused_share: float = 0.0
+    # The share of CPU periods a member held to a CPU limit spent its budget in and stopped,
+    # simulated with the clients (advisor.model.cpu_quota.Throttle) [fraction].
+    cpu_throttled_share: float = 0.0
 
 
 @dataclass(frozen=True)

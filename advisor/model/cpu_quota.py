@@ -17,10 +17,14 @@ member's receive queue stays short. Measured in the project's lab
 one CPU paused the cluster 0.027 and 0.036 of the time while the clients' transactions
 reached a p95 of 80 and 103 ms at RTT 2 ms, and n1 committed no faster with n3 desynced.
 
-The member spends ``cpu_ms_per_writeset`` on every write set it receives (receive, certify,
-apply, commit), so it keeps up with ``limit_cores / cpu_ms_per_writeset`` write sets a
-millisecond at most; above that the cluster commits at that rate, in bursts that end when
-the period's budget is spent.
+The member spends ``cpu_ms_per_message`` on every message the writer sends (receiving it,
+acknowledging it, reading the other members' acknowledgements) and ``cpu_ms_per_writeset``
+on every write set the message carries (certify, apply, commit). Measured in the project's
+lab (lab-runs.yaml, cpu-cost-split): n3 held to 10 and 5 % of a CPU spent 0.34 ms a message
+and 0.044 ms a write set of 1.7 KB, so a message's cost, not its write sets', is most of
+what a throttled member spends on small transactions, and it keeps up with more write sets
+when more of them share a message. Above what its budget keeps up with the cluster commits
+in bursts that end when the period's budget is spent.
 """
 
 from __future__ import annotations
@@ -37,21 +41,26 @@ DEFAULT_PERIOD_MS = 100.0
 
 @dataclass(frozen=True)
 class CpuQuota:
-    """A member's CPU limit and what each write set costs it.
+    """A member's CPU limit and what each message and write set costs it.
 
     ``limit_cores`` [CPUs] of CPU time a wall-clock second, granted ``period_ms`` [ms] at a
-    time; ``cpu_ms_per_writeset`` [ms of CPU] spent on each write set it receives.
+    time; ``cpu_ms_per_writeset`` [ms of CPU] spent on each write set it receives, and
+    ``cpu_ms_per_message`` [ms of CPU] on each message that carries write sets.
 
     Examples
     --------
     >>> quota = CpuQuota(limit_cores=0.1, cpu_ms_per_writeset=0.2)
     >>> quota.budget_ms, quota.capacity_per_s
     (10.0, 500.0)
+    >>> split = CpuQuota(limit_cores=0.1, cpu_ms_per_writeset=0.05, cpu_ms_per_message=0.35)
+    >>> round(split.capacity_per_s), split.cpu_ms_per_s(1000.0, messages_per_s=100.0)
+    (250, 85.0)
     """
 
     limit_cores: float
     cpu_ms_per_writeset: float
     period_ms: float = DEFAULT_PERIOD_MS
+    cpu_ms_per_message: float = 0.0
 
     @property
     def budget_ms(self) -> float:
@@ -60,8 +69,34 @@ class CpuQuota:
 
     @property
     def capacity_per_s(self) -> float:
-        """Write sets the member keeps up with a second [1/s]."""
-        return self.limit_cores * 1000.0 / self.cpu_ms_per_writeset
+        """Write sets the member keeps up with a second when each comes in a message of its
+        own [1/s]: the least it keeps up with (more share a message under load)."""
+        return self.limit_cores * 1000.0 / self.message_cpu_ms(1)
+
+    def capacity_at(self, most_messages_per_s: float) -> float:
+        """Write sets the member keeps up with a second [1/s] when the writer sends at most
+        ``most_messages_per_s`` [1/s] messages: one write set a message up to that, more
+        sharing each beyond it (the writer's queue aggregates them).
+
+        >>> CpuQuota(0.1, cpu_ms_per_writeset=0.05, cpu_ms_per_message=0.35).capacity_at(100.0)
+        1300.0
+        """
+        lone = self.capacity_per_s
+        if lone <= most_messages_per_s:
+            return lone
+        budget_ms_per_s = self.limit_cores * 1000.0
+        return (budget_ms_per_s - self.cpu_ms_per_message * most_messages_per_s) / (
+            self.cpu_ms_per_writeset
+        )
+
+    def message_cpu_ms(self, writesets: int) -> float:
+        """CPU one message carrying ``writesets`` [count] costs the member [ms of CPU]."""
+        return self.cpu_ms_per_message + writesets * self.cpu_ms_per_writeset
+
+    def cpu_ms_per_s(self, writesets_per_s: float, messages_per_s: float) -> float:
+        """CPU the member needs a second for ``writesets_per_s`` [1/s] in ``messages_per_s``
+        [1/s] messages [ms of CPU a second; above ``limit_cores x 1000`` it is throttled]."""
+        return messages_per_s * self.cpu_ms_per_message + writesets_per_s * self.cpu_ms_per_writeset
 
     @property
     def stall_ms(self) -> float:
@@ -70,8 +105,8 @@ class CpuQuota:
         return self.period_ms * max(0.0, 1.0 - self.limit_cores)
 
     def writesets_per_period(self) -> float:
-        """Write sets one period's budget processes [count]."""
-        return self.budget_ms / self.cpu_ms_per_writeset
+        """Write sets one period's budget processes, each in a message of its own [count]."""
+        return self.budget_ms / self.message_cpu_ms(1)
 
 
 class Throttle:
@@ -86,6 +121,8 @@ class Throttle:
         self.quota = quota
         self.period = 0  # the period the budget belongs to (time // period_ms)
         self.left_ms = quota.budget_ms  # CPU left in it [ms]
+        # The periods whose budget ran out (cpu.stat's nr_throttled), as runs [first, last].
+        self.throttled: list[tuple[int, int]] = []
 
     def admit(self, due_ms: float, writesets: int) -> float:
         """When a message due at ``due_ms`` [ms] is delivered, the member having processed
@@ -93,7 +130,7 @@ class Throttle:
         period = math.floor(due_ms / self.quota.period_ms)
         if period > self.period:
             self.period, self.left_ms = period, self.quota.budget_ms
-        need_ms = writesets * self.quota.cpu_ms_per_writeset
+        need_ms = self.quota.message_cpu_ms(writesets)
         if self.left_ms > 0.0 and need_ms <= self.left_ms:
             self.left_ms -= need_ms
             return due_ms
@@ -102,7 +139,16 @@ class Throttle:
         # Counted, not looped: a cost far above the budget takes many periods.
         rest_ms = need_ms - max(self.left_ms, 0.0)
         periods = max(1, math.ceil(rest_ms / self.quota.budget_ms))
+        self.throttled.append((self.period, self.period + periods - 1))
         self.period += periods
         self.left_ms = periods * self.quota.budget_ms - rest_ms
         due_ms = self.period * self.quota.period_ms
         return due_ms
+
+    def throttled_share(self, start_ms: float, end_ms: float) -> float:
+        """The share of the periods from ``start_ms`` to ``end_ms`` [ms] whose budget ran out
+        [fraction]: cpu.stat's nr_throttled over nr_periods."""
+        first = math.floor(start_ms / self.quota.period_ms)
+        last = math.floor(end_ms / self.quota.period_ms)
+        hit = sum(max(0, min(b, last) - max(a, first) + 1) for a, b in self.throttled)
+        return hit / max(last - first + 1, 1)

@@ -49,6 +49,7 @@ __all__ = [
     "closed_loop",
     "fragment_bytes",
     "fragment_count",
+    "most_messages_per_s",
     "pipeline_commit_ms",
     "rtt_at_bytes",
     "send_rounds",
@@ -334,6 +335,31 @@ def window_limit_commits_per_s(
     return send_window / (max(path_ms, 1e-9) / 1000.0) * writesets_per_message
 
 
+def most_messages_per_s(user_window: int, path_ms: float) -> float:
+    """The most messages a second one writer sends: ``evs.user_send_window`` of them in flight,
+    each for one commit path; beyond that rate more write sets share each message. The
+    project's lab (benchmarks/calibration/lab-runs.yaml, cpu-cost-split; the writer's
+    wsrep_evs_sent_user) counted 669 to 692 a second at RTT 2 ms and 76 to 101 at RTT 20 ms
+    with the default window of 2, from 4 to 64 clients.
+
+    Parameters
+    ----------
+    user_window : int
+        ``evs.user_send_window`` [messages].
+    path_ms : float
+        Commit path [ms].
+
+    Returns
+    -------
+    float
+        Messages a second [1/s].
+
+    >>> most_messages_per_s(2, 20.0)
+    100.0
+    """
+    return max(user_window, 1) * 1000.0 / max(path_ms, 1e-3)
+
+
 def send_window_for(
     rate_per_s: float, path_ms: float, writesets_per_message: float, min_window: int
 ) -> int:
@@ -374,6 +400,9 @@ class ClosedLoop:
     txn_ms: FloatArray  # each simulated transaction: think time plus its commits [ms]
     # The share of the run's time a slow member's flow control held every sender [fraction].
     paused_share: float = 0.0
+    # The share of CPU periods in which a member held to a CPU limit spent its budget and
+    # stopped until the next period (cpu.stat's nr_throttled over nr_periods) [fraction].
+    throttled_share: float = 0.0
 
 
 def closed_loop(
@@ -422,10 +451,12 @@ def closed_loop(
     go out together when the CONT is delivered. The asymptotic bounds then take the member's
     capacity as one more bound, and the pause share as what is left of the offered rate.
 
-    With ``cpu_quota``, a member held to a CPU limit spends its budget on every write set
-    delivered, and a message that finds the period's budget spent is delivered when the next
-    period begins (:class:`advisor.model.cpu_quota.Throttle`): the commits wait, and so do
-    the window's slots. The asymptotic bounds take its capacity as one more bound.
+    With ``cpu_quota``, a member held to a CPU limit spends its budget on every message
+    delivered and the write sets it carries, and a message that finds the period's budget
+    spent is delivered when the next period begins
+    (:class:`advisor.model.cpu_quota.Throttle`): the commits wait, and so do the window's
+    slots. The asymptotic bounds take its capacity (one write set a message) as one more
+    bound.
 
     Parameters
     ----------
@@ -466,8 +497,9 @@ def closed_loop(
     Returns
     -------
     ClosedLoop
-        Throughput [commits/s], each commit's latency [ms], each transaction's [ms], and
-        the share of time flow control paused the cluster [fraction].
+        Throughput [commits/s], each commit's latency [ms], each transaction's [ms], the
+        share of time flow control paused the cluster [fraction], and the share of CPU
+        periods the throttled member spent its budget in [fraction].
 
     >>> run = closed_loop(1, 4.0, 1, [30.0], [20.0], [1], user_window=2, send_window=4,
     ...                   writesets_per_message=19, local_commit_ms=1.0, commits=500)
@@ -625,7 +657,10 @@ def closed_loop(
     if finished.size < _MIN_TXNS:  # long transactions: few finish in the run; by Little's law
         finished = np.full(1, clients * per_txn / rate * 1000.0)
     paused = _paused_ms(pauses, float(kept[0, 0]), float(kept[-1, 0]))
-    return ClosedLoop(rate, kept[:, 1], finished, paused / span_ms)
+    throttled = (
+        0.0 if throttle is None else throttle.throttled_share(float(kept[0, 0]), float(kept[-1, 0]))
+    )
+    return ClosedLoop(rate, kept[:, 1], finished, paused / span_ms, throttled)
 
 
 def _paused_ms(pauses: list[list[float]], start_ms: float, end_ms: float) -> float:
@@ -647,7 +682,8 @@ def _capped(
         return run
     stretch = run.commits_per_s / capacity
     paused = 1.0 - 1.0 / stretch if applies < keeps_up else 0.0
-    return ClosedLoop(capacity, run.commit_ms * stretch, run.txn_ms * stretch, paused)
+    throttled = 1.0 if keeps_up <= applies else 0.0  # held to the budget in every period
+    return ClosedLoop(capacity, run.commit_ms * stretch, run.txn_ms * stretch, paused, throttled)
 
 
 # Below this many finished transactions their percentiles are noise: report the mean.

@@ -539,9 +539,12 @@ def cpu_quota(ctx: Context, p: Params) -> Iterator[RuleHit]:
     peak = commits.design_value
     for option, cluster in ctx.clusters():
         quota, site = cluster.cpu_quota, cluster.quota_site
-        if quota is None or site is None or peak <= p["max_quota_share"] * quota.capacity_per_s:
+        if quota is None or site is None:
             continue
-        needed_cores = peak * quota.cpu_ms_per_writeset / 1000.0
+        capacity = cluster.quota_capacity_per_s
+        if peak <= p["max_quota_share"] * capacity:
+            continue
+        messages = min(peak, cluster.writer_messages_per_s)
         yield _cluster_hit(
             option,
             cluster,
@@ -549,13 +552,15 @@ def cpu_quota(ctx: Context, p: Params) -> Iterator[RuleHit]:
             site=site,
             limit_cores=quota.limit_cores,
             cpu_ms_per_writeset=quota.cpu_ms_per_writeset,
+            cpu_ms_per_message=quota.cpu_ms_per_message,
+            messages_per_s=messages,
             period_ms=quota.period_ms,
             budget_ms=quota.budget_ms,
-            writesets_per_period=quota.writesets_per_period(),
-            capacity_per_s=quota.capacity_per_s,
+            writesets_per_period=capacity * quota.period_ms / 1000.0,
+            capacity_per_s=capacity,
             peak_per_s=peak,
             stall_ms=quota.stall_ms,
-            needed_cores=needed_cores,
+            needed_cores=quota.cpu_ms_per_s(peak, messages) / 1000.0,
         )
 
 
