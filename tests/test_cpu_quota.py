@@ -136,3 +136,83 @@ def test_a_cost_far_above_the_budget_is_counted_in_periods_not_looped():
     # 1e-9 CPUs over 100 ms: 1e-7 ms a period; one write set of 1 s of CPU needs 1e10 periods
     throttle = Throttle(CpuQuota(limit_cores=1e-9, cpu_ms_per_writeset=1000.0))
     assert throttle.admit(0.0, 1) == pytest.approx(1e10 * 100.0)
+
+
+def test_a_message_costs_its_own_cpu_beside_its_write_sets():
+    # 0.1 CPU: 100 ms of CPU a second; 0.35 ms a message and 0.05 ms a write set
+    quota = CpuQuota(limit_cores=0.1, cpu_ms_per_writeset=0.05, cpu_ms_per_message=0.35)
+    assert quota.message_cpu_ms(4) == pytest.approx(0.55)  # 0.35 + 4 x 0.05
+    assert quota.capacity_per_s == pytest.approx(250.0)  # one a message: 100 / 0.4
+    # at most 100 messages a second: 35 ms for them, 65 ms for 1,300 write sets
+    assert quota.capacity_at(100.0) == pytest.approx(1300.0)
+    assert quota.capacity_at(1000.0) == pytest.approx(250.0)  # room for one a message
+    assert quota.cpu_ms_per_s(600.0, messages_per_s=100.0) == pytest.approx(65.0)
+
+
+def test_the_throttle_charges_each_message_and_counts_the_periods_it_stops_in():
+    # 10 ms a period; 1 ms a message, 0.5 ms a write set
+    quota = CpuQuota(limit_cores=0.1, cpu_ms_per_writeset=0.5, cpu_ms_per_message=1.0)
+    throttle = Throttle(quota)
+    assert throttle.admit(0.0, 4) == 0.0  # 3 ms: 7 left
+    assert throttle.admit(1.0, 10) == 1.0  # 6 ms: 1 left
+    assert throttle.admit(2.0, 1) == 100.0  # 1.5 ms: stopped in period 0
+    assert throttle.left_ms == pytest.approx(9.5)
+    assert throttle.admit(350.0, 0) == 350.0  # a fragment's message: 1 ms
+    # periods 0 to 3: only period 0 ran out
+    assert throttle.throttled_share(0.0, 399.0) == pytest.approx(0.25)
+    assert throttle.admit(360.0, 30) == 400.0  # 16 ms: the 9 left now, 7 of period 4's 10
+    assert throttle.left_ms == pytest.approx(3.0)
+    assert throttle.throttled_share(0.0, 499.0) == pytest.approx(0.4)  # 0 and 3 of 0 to 4
+
+
+def test_write_sets_that_share_messages_fit_more_in_the_budget():
+    quota = CpuQuota(limit_cores=0.1, cpu_ms_per_writeset=0.05, cpu_ms_per_message=0.35)
+    # a lone client sends one write set a message: 250/s at most; 16 clients queue and
+    # share messages, so the member keeps up with more than a lone client could send
+    run = _loop(quota)
+    assert run.commits_per_s > 1.5 * quota.capacity_per_s
+    assert run.throttled_share > 0.5  # held by the budget in most periods
+
+
+def test_a_member_that_keeps_up_is_never_throttled():
+    roomy = CpuQuota(limit_cores=4.0, cpu_ms_per_writeset=0.05, cpu_ms_per_message=0.35)
+    assert _loop(roomy).throttled_share == 0.0
+
+
+def test_the_writers_messages_can_be_what_a_cpu_limit_cannot_carry():
+    limit = "{name: c, nodes: 3, writes: false, cpu_limit_cores: 0.1, cpu_ms_per_writeset: 0.05"
+
+    def findings(site: str) -> list:
+        text = _topology(site).replace("{avg: 300, peak: 600}", "{avg: 200, peak: 400}")
+        return [f for f in recommend(parse_topology(text)).findings if f.rule == "CPU-QUOTA"]
+
+    assert not findings(limit + "}")  # 400/s x 0.05 ms = 20 of 100 ms of CPU a second
+    single = next(
+        f for f in findings(limit + ", cpu_ms_per_message: 0.35}") if f.option == "single_cluster"
+    )
+    # RTT 2 ms: two messages in flight a commit path of about 3.4 ms let about 595/s go, so
+    # the peak of 400/s goes one write set a message: 400 x (0.35 + 0.05) = 160 ms a second
+    assert single.values["messages_per_s"] == pytest.approx(400.0)
+    assert single.values["capacity_per_s"] == pytest.approx(250.0)  # 100 ms / 0.4 ms
+    assert single.values["needed_cores"] == pytest.approx(0.16)
+    assert "0.35 ms on each of the writer's messages" in single.message
+
+
+def test_the_recommendation_reports_the_share_of_periods_throttled():
+    text = _topology("{name: c, nodes: 3, cpu_limit_cores: 0.1, cpu_ms_per_writeset: 0.5}")
+    text = text.replace(
+        "peak: 600}}", "peak: 600}, clients: {concurrency: 32, baseline_txn_latency_ms: 5}}"
+    )
+    held = next(o for o in recommend(parse_topology(text)).options)
+    free = next(o for o in recommend(parse_topology(_topology("{name: c, nodes: 3}"))).options)
+    assert held.throughput is not None and held.throughput.cpu_throttled_share > 0.9
+    assert free.throughput is None or free.throughput.cpu_throttled_share == 0.0
+
+
+def test_a_negative_message_cost_is_an_input_error(tmp_path):
+    path = tmp_path / "t.yaml"
+    site = "{name: c, cpu_limit_cores: 0.5, cpu_ms_per_writeset: 0.1, cpu_ms_per_message: -1}"
+    path.write_text(_topology(site))
+    with pytest.raises(AdvisorError) as raised:
+        parse_topology(path.read_text(), source=path)
+    assert "t.yaml:5:" in str(raised.value) and "cpu_ms_per_message" in str(raised.value)

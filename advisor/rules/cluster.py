@@ -545,6 +545,12 @@ def cpu_quota(ctx: Context, p: Params) -> Iterator[RuleHit]:
         if peak <= p["max_quota_share"] * capacity:
             continue
         messages = min(peak, cluster.writer_messages_per_s)
+        spends = f"{quota.cpu_ms_per_writeset:g} ms of CPU on each write set"
+        if quota.cpu_ms_per_message > 0:
+            spends += (
+                f" and {quota.cpu_ms_per_message:g} ms on each of the writer's messages "
+                f"(about {messages:.0f}/s at the peak)"
+            )
         yield _cluster_hit(
             option,
             cluster,
@@ -554,6 +560,7 @@ def cpu_quota(ctx: Context, p: Params) -> Iterator[RuleHit]:
             cpu_ms_per_writeset=quota.cpu_ms_per_writeset,
             cpu_ms_per_message=quota.cpu_ms_per_message,
             messages_per_s=messages,
+            spends=spends,
             period_ms=quota.period_ms,
             budget_ms=quota.budget_ms,
             writesets_per_period=capacity * quota.period_ms / 1000.0,
