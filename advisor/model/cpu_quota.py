@@ -24,8 +24,9 @@ lab (lab-runs.yaml, cpu-cost-split): n3 held to 10 and 5 % of a CPU spent 0.20 m
 and 0.08 ms a write set of 1.8 KB (fitted over six runs at RTT 2 ms), so with one write set a
 message most of what a throttled member spends goes on the message, and it keeps up with
 more write sets when more of them share one. The same runs repeated minutes apart spent
-0.21 to 0.34 ms a write set at the same write sets a message: measure more than once. Above what its budget keeps up with the cluster commits
-in bursts that end when the period's budget is spent.
+0.21 to 0.34 ms a write set at the same write sets a message: measure more than once. Above
+what its budget keeps up with the cluster commits in bursts that end when the period's
+budget is spent.
 """
 
 from __future__ import annotations
@@ -114,8 +115,8 @@ class Throttle:
     """The throttled member's budget through the periods, as deliveries spend it.
 
     Deliveries come in time order (EVS delivers in order); each spends the member's CPU on
-    its write sets, and one that finds the period's budget spent waits for the next period,
-    when the kernel lets the member run again.
+    the message and its write sets, and one that finds the period's budget spent waits for
+    the next period, when the kernel lets the member run again.
     """
 
     def __init__(self, quota: CpuQuota) -> None:
