@@ -1138,9 +1138,10 @@ _CPU_QUOTA_WRONG = {
         "message carries several write sets; 4 clients send about one write set a message, "
         "and the lab's 366/s at 10 % means 0.27 ms a write set against the 0.18 ms measured: "
         "the cost is part per message, part per write set. cpu-cost-split measured the split "
-        "(sites[].cpu_ms_per_message) and predicts its own run of this setting within 7 %, "
-        "but its session's costs are not this one's: the same runs there committed 284 and "
-        "550/s where these committed 366 and 613, so its split cannot stand in for a drain here"
+        "(sites[].cpu_ms_per_message) and predicts its quiet run of this setting within 3 % "
+        "(B1q), but its runs are not this session's: the same settings there committed 284 to "
+        "469/s at 4 clients and 550 to 678/s at 16, where these committed 366 and 613, so its "
+        "split cannot stand in for this case's own drain"
     ),
     "RTT 2 ms, 4 threads, n3 cpu 10 %: transaction p95": (
         "as its tps row: n3 spends its budget sooner on one write set a message, so more of "
