@@ -79,6 +79,18 @@ def fixes() -> dict[str, str]:
             "for the apply rate; the unslowed loop at 64 clients fixed first (its row locks "
             "and deadlocks)"
         ),
+        "lab cpu-cost-split": (
+            "repeats: five or more quiet runs of each setting, so that a row is a median and "
+            "not one sample of a spread wider than the tolerance; at 5 %, the CPU the quota "
+            "really grants (n3 used 41 to 45 of 50 ms a second) measured as cpu.stat's "
+            "throttled_time against the period; at 64 clients, the hot set's locks first"
+        ),
+        "lab row-locks-special-vs-uniform-rtt20": (
+            "what InnoDB adds to a hot row's wait at 32 and 64 clients: a run at READ-COMMITTED "
+            "(no gap locks) and one with innodb_deadlock_detect off, then the waits per "
+            "transaction and their lengths (Innodb_row_lock_waits and _time) against the "
+            "product's row locks before changing them"
+        ),
         "lab flow-control-applier-threads": (
             "the pauses' lengths measured (wsrep_flow_control_paused_ns over each STOP, or "
             "gcs debug logging of FC_STOP and FC_CONT) at 93 % paused, to tell whether some "
