@@ -86,10 +86,10 @@ def fixes() -> dict[str, str]:
             "throttled_time against the period; at 64 clients, the hot set's locks first"
         ),
         "lab row-locks-special-vs-uniform-rtt20": (
-            "what InnoDB adds to a hot row's wait at 32 and 64 clients: a run at READ-COMMITTED "
-            "(no gap locks) and one with innodb_deadlock_detect off, then the waits per "
-            "transaction and their lengths (Innodb_row_lock_waits and _time) against the "
-            "product's row locks before changing them"
+            "how long a hot row stays locked at 32 and 64 clients against the commit path: the "
+            "SQL's own time under that load (the lock is taken at the first statement), the "
+            "waiters' queue (performance_schema data_lock_waits), measured before the "
+            "product's row locks change; gap locks are ruled out (READ-COMMITTED waits as much)"
         ),
         "lab flow-control-applier-threads": (
             "the pauses' lengths measured (wsrep_flow_control_paused_ns over each STOP, or "
