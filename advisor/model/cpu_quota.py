@@ -20,8 +20,8 @@ reached a p95 of 80 and 103 ms at RTT 2 ms, and n1 committed no faster with n3 d
 The member spends ``cpu_ms_per_message`` on every message the writer sends (receiving it,
 acknowledging it, reading the other members' acknowledgements) and ``cpu_ms_per_writeset``
 on every write set the message carries (certify, apply, commit). Measured in the project's
-lab (lab-runs.yaml, cpu-cost-split): n3 held to 10 and 5 % of a CPU spent 0.20 ms a message
-and 0.08 ms a write set of 1.8 KB (fitted over six runs at RTT 2 ms), so with one write set a
+lab (lab-runs.yaml, cpu-cost-split): n3 held to 10 and 5 % of a CPU spent 0.21 ms a message
+and 0.07 ms a write set of 1.8 KB (fitted over ten runs at RTT 2 ms), so with one write set a
 message most of what a throttled member spends goes on the message, and it keeps up with
 more write sets when more of them share one. The same runs repeated minutes apart spent
 0.21 to 0.34 ms a write set at the same write sets a message: measure more than once. Above
