@@ -1180,16 +1180,30 @@ def _cpu_limited(
     offered: the case's runs with equal nodes at the same clients and windows
     (:func:`_offered_sql_ms`)."""
     drains = _drains(case, {**entry, "n3": "cpu 5 %"})
-    equal = [
+    cost_ms = 0.05 * 1000.0 / _drained_per_s(drains)
+    return _limited_topology(case, entry, windows, "equal", (0.0, cost_ms))
+
+
+def _limited_topology(
+    case: Mapping[str, Any],
+    entry: Mapping[str, Any],
+    windows: Mapping[str, int],
+    unslowed: str,
+    split: tuple[float, float],
+) -> dict[str, Any]:
+    """The topology of ``entry``, a run of n3 held to a CPU limit that costs it ``split``
+    (:func:`_n3_limit`): the load offered is what the case's runs with n3 ``unslowed``
+    committed at the same RTT, clients and windows (:func:`_offered_sql_ms`)."""
+    offered = [
         e["tps"]
-        for e in _n3_runs(case, ("equal",))
+        for e in _n3_runs(case, (unslowed,))
         if e["threads"] == entry["threads"]
         and _rtt(e) == _rtt(entry)
         and e.get("windows") == entry.get("windows")
     ]
-    sql_ms = _offered_sql_ms(_rtt(entry), entry["threads"], windows, equal)
+    sql_ms = _offered_sql_ms(_rtt(entry), entry["threads"], windows, offered)
     topology = _write_only_topology(_rtt(entry), entry["threads"], windows, sql_ms)
-    _set_n3(topology, **_n3_limit(entry, (0.0, 0.05 * 1000.0 / _drained_per_s(drains))))
+    _set_n3(topology, **_n3_limit(entry, split))
     return topology
 
 
@@ -1227,14 +1241,7 @@ def _cpu_split_rows(case: Mapping[str, Any]) -> list[Row]:
     split = _cpu_split(case)
     rows = []
     for entry in _n3_runs(case, ("cpu 10 %", "cpu 5 %")):
-        free = [
-            e["tps"]
-            for e in _n3_runs(case, ("no limit",))
-            if e["threads"] == entry["threads"] and _rtt(e) == _rtt(entry)
-        ]
-        sql_ms = _offered_sql_ms(_rtt(entry), entry["threads"], windows, free)
-        topology = _write_only_topology(_rtt(entry), entry["threads"], windows, sql_ms)
-        _set_n3(topology, **_n3_limit(entry, split))
+        topology = _limited_topology(case, entry, windows, "no limit", split)
         label = (
             f"{entry['run']}, RTT {_rtt(entry):g} ms, {entry['threads']} threads, n3 {entry['n3']}:"
         )

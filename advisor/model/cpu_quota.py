@@ -106,9 +106,11 @@ class CpuQuota:
         CPU at a time: the longest a commit waits for it (a limit of a CPU or more: none)."""
         return self.period_ms * max(0.0, 1.0 - self.limit_cores)
 
-    def writesets_per_period(self) -> float:
-        """Write sets one period's budget processes, each in a message of its own [count]."""
-        return self.budget_ms / self.message_cpu_ms(1)
+    def writesets_per_period(self, most_messages_per_s: float = math.inf) -> float:
+        """Write sets one period's budget processes [count], the writer sending at most
+        ``most_messages_per_s`` [1/s] messages (:meth:`capacity_at`; by default each write
+        set in a message of its own)."""
+        return self.capacity_at(most_messages_per_s) * self.period_ms / 1000.0
 
 
 class Throttle:

@@ -563,7 +563,7 @@ def cpu_quota(ctx: Context, p: Params) -> Iterator[RuleHit]:
             spends=spends,
             period_ms=quota.period_ms,
             budget_ms=quota.budget_ms,
-            writesets_per_period=capacity * quota.period_ms / 1000.0,
+            writesets_per_period=quota.writesets_per_period(cluster.writer_messages_per_s),
             capacity_per_s=capacity,
             peak_per_s=peak,
             stall_ms=quota.stall_ms,
