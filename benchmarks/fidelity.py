@@ -80,16 +80,22 @@ def fixes() -> dict[str, str]:
             "and deadlocks)"
         ),
         "lab cpu-cost-split": (
-            "repeats: five or more quiet runs of each setting, so that a row is a median and "
-            "not one sample of a spread wider than the tolerance; at 5 %, the CPU the quota "
-            "really grants (n3 used 41 to 45 of 50 ms a second) measured as cpu.stat's "
-            "throttled_time against the period; at 64 clients, the hot set's locks first"
+            "at RTT 20 ms, the CPU the split lacks (8 to 27 ms a second at 16 clients): runs "
+            "with clients connected but idle, and with smaller write sets, to tell a term per "
+            "second from one per TCP segment before adding either; at 5 % of a CPU, the "
+            "kernel's slice (the runs with a 1 ms slice fit in tps): a budget of one or two "
+            "slices a period is not all usable, which the product could say for limits under "
+            "a few slices a period; at 64 clients, the hot set's locks first"
         ),
         "lab row-locks-special-vs-uniform-rtt20": (
-            "how long a hot row stays locked at 32 and 64 clients against the commit path: the "
-            "SQL's own time under that load (the lock is taken at the first statement), the "
-            "waiters' queue (performance_schema data_lock_waits), measured before the "
-            "product's row locks change; gap locks are ruled out (READ-COMMITTED waits as much)"
+            "the convoy: at 64 clients half of n1's clients waited for a row at any moment and "
+            "over half of the waits were behind a holder that itself waited (sampled every "
+            "0.25 s, runs H1 and H3; at 32 clients a quarter waited, a sixth of them behind a "
+            "waiting holder); the product's chains are shorter (0.52 waits a transaction "
+            "against 0.64 to 0.67). Next: whether each statement's "
+            "own time under load (the rows are locked one statement at a time, not all at "
+            "once as the product takes them) makes the difference, from the statements' "
+            "latencies at 64 clients (performance_schema, a restart of n1 with it on)"
         ),
         "lab flow-control-applier-threads": (
             "the pauses' lengths measured (wsrep_flow_control_paused_ns over each STOP, or "
