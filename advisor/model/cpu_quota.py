@@ -20,13 +20,18 @@ reached a p95 of 80 and 103 ms at RTT 2 ms, and n1 committed no faster with n3 d
 The member spends ``cpu_ms_per_message`` on every message the writer sends (receiving it,
 acknowledging it, reading the other members' acknowledgements) and ``cpu_ms_per_writeset``
 on every write set the message carries (certify, apply, commit). Measured in the project's
-lab (lab-runs.yaml, cpu-cost-split): n3 held to 10 and 5 % of a CPU spent 0.21 ms a message
-and 0.07 ms a write set of 1.8 KB (fitted over ten runs at RTT 2 ms), so with one write set a
+lab (lab-runs.yaml, cpu-cost-split): n3 held to 10 and 5 % of a CPU spent 0.18 ms a message
+and 0.06 ms a write set of 1.8 KB (fitted over 30 runs at RTT 2 ms), so with one write set a
 message most of what a throttled member spends goes on the message, and it keeps up with
 more write sets when more of them share one. The same runs repeated minutes apart spent
 0.21 to 0.34 ms a write set at the same write sets a message: measure more than once. Above
 what its budget keeps up with the cluster commits in bursts that end when the period's
 budget is spent.
+
+The whole quota is the budget here. The kernel hands it to each CPU's run queue a slice at
+a time (``kernel.sched_cfs_bandwidth_slice_us``, 5 ms by default), and a quota of one or two
+slices a period is not all usable: the lab's n3 held to 5 ms a period used 41 to 46 of its
+50 ms a second, and 46 to 50 with 1 ms slices (lab-runs.yaml cpu-cost-split, runs s1 to s3).
 """
 
 from __future__ import annotations
