@@ -1299,11 +1299,18 @@ _SLICE = (
 )
 _RTT20_CPU = (
     "at RTT 20 ms n3 spent more than the split fitted at RTT 2 ms gives: 8 to 27 ms a second "
-    "more in every run at 16 clients (4.2 write sets a message), where the runs at RTT 2 ms "
-    "it was fitted on scatter around it by -8 to +12; so the product's n3 keeps up and is "
-    "never throttled where the lab's was throttled in 0.38 to 0.90 of the periods: a term "
-    "the split lacks (per second while clients run, or per TCP segment: these runs cannot "
-    "tell which)"
+    "more in every run at 16 clients (4.2 write sets a message), so the product's n3 keeps "
+    "up and is never throttled where the lab's was throttled in 0.38 to 0.90 of the periods. "
+    "The excess shrinks as n3 is throttled more (unlimited at RTT 20 ms: 16 to 28 ms a "
+    "second; 10 % and 16 clients, throttled 0.01 to 0.07: 19 to 27; 5 %, 0.38 to 0.90: 8 to "
+    "17; 5 % and 64 clients, 0.95 to 0.98: -3 to 7), and the RTT 2 ms runs the split comes "
+    "from were throttled in 0.99 of the periods. Not a cost per second or per TCP segment (a "
+    "third term per second fitted at RTT 2 ms comes out at 2.4 ms and leaves the excess; RTT "
+    "2 ms carries more segments a second), nor per wake-up (RTT 2 ms switches n3's threads "
+    "three to five times as often a second); about half is n3's second applier working "
+    "beside the first (applier-cpu-rtt20: the same rate cost 38 to 50 ms a second with one "
+    "applier, 52 to 63 with two), which a throttled n3 may do less of (at 5 % its whole "
+    "budget is one slice, used on one CPU at a time)"
 )
 _UNSLOWED_64_SPECIAL = (
     "the unslowed loop at 64 clients: with nothing slowed the lab's p95 was already 212 to "

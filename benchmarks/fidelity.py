@@ -80,9 +80,10 @@ def fixes() -> dict[str, str]:
             "and deadlocks)"
         ),
         "lab cpu-cost-split": (
-            "at RTT 20 ms, the CPU the split lacks (8 to 27 ms a second at 16 clients): runs "
-            "with clients connected but idle, and with smaller write sets, to tell a term per "
-            "second from one per TCP segment before adding either; at 5 % of a CPU, the "
+            "at RTT 20 ms, the CPU the split lacks (8 to 27 ms a second at 16 clients), about "
+            "half of it n3's second applier (applier-cpu-rtt20): a cost of the appliers' "
+            "concurrency, measured at one, two and four appliers and several write sets a "
+            "message, before modelling it; the other half still to find; at 5 % of a CPU, the "
             "kernel's slice (the runs with a 1 ms slice fit in tps): a budget of one or two "
             "slices a period is not all usable, which the product could say for limits under "
             "a few slices a period; at 64 clients, the hot set's locks first"
