@@ -93,10 +93,11 @@ def fixes() -> dict[str, str]:
             "over half of the waits were behind a holder that itself waited (sampled every "
             "0.25 s, runs H1 and H3; at 32 clients a quarter waited, a sixth of them behind a "
             "waiting holder); the product's chains are shorter (0.52 waits a transaction "
-            "against 0.64 to 0.67). Next: whether each statement's "
-            "own time under load (the rows are locked one statement at a time, not all at "
-            "once as the product takes them) makes the difference, from the statements' "
-            "latencies at 64 clients (performance_schema, a restart of n1 with it on)"
+            "against 0.64 to 0.67; a waiting holder in 0.13 of its waits). Holding the rows "
+            "through the SQL changes little (959/s against 998), so next: what the holders "
+            "that wait are waiting in (performance_schema's data_lock_waits with the holders' "
+            "statement and its age, n1 restarted with it on), to find what keeps a holder "
+            "from its commit at that concurrency"
         ),
         "lab flow-control-applier-threads": (
             "the pauses' lengths measured (wsrep_flow_control_paused_ns over each STOP, or "
