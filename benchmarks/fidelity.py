@@ -84,9 +84,10 @@ def fixes() -> dict[str, str]:
             "half of it n3's second applier (applier-cpu-rtt20): a cost of the appliers' "
             "concurrency, measured at one, two and four appliers and several write sets a "
             "message, before modelling it; the other half still to find; at 5 % of a CPU, the "
-            "kernel's slice (the runs with a 1 ms slice fit in tps): a budget of one or two "
-            "slices a period is not all usable, which the product could say for limits under "
-            "a few slices a period; at 64 clients, the hot set's locks first"
+            "kernel's slice (the runs with a 1 ms slice fit in tps): a budget of a single "
+            "slice a period is not all usable, which the product could say for such limits "
+            "once more quotas (one to four slices) are measured; at 64 clients, the hot set's "
+            "locks first"
         ),
         "lab row-locks-special-vs-uniform-rtt20": (
             "the convoy: at 64 clients half of n1's clients waited for a row at any moment and "

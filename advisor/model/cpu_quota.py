@@ -29,9 +29,10 @@ what its budget keeps up with the cluster commits in bursts that end when the pe
 budget is spent.
 
 The whole quota is the budget here. The kernel hands it to each CPU's run queue a slice at
-a time (``kernel.sched_cfs_bandwidth_slice_us``, 5 ms by default), and a quota of one or two
-slices a period is not all usable: the lab's n3 held to 5 ms a period used 41 to 46 of its
-50 ms a second, and 46 to 50 with 1 ms slices (lab-runs.yaml cpu-cost-split, runs s1 to s3).
+a time (``kernel.sched_cfs_bandwidth_slice_us``, 5 ms by default), and a quota of a single
+slice a period is not all usable: the lab's n3 held to 5 ms a period used 41 to 46 of its
+50 ms a second, and 46 to 50 with 1 ms slices (lab-runs.yaml cpu-cost-split, runs s1 to s3);
+held to two slices it used 96 to 99 of 100.
 """
 
 from __future__ import annotations
