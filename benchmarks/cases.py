@@ -1460,7 +1460,7 @@ _HOT_SET_64 = (
     "waited (at 32 clients, H2 and H4: 8 of 32, and 0.15 to 0.18): convoys longer than the "
     "product's, whose chains come from the same rule (a waiter holds what it has) but give "
     "0.52 waits a transaction against the lab's 0.64 to 0.67, and a waiter meets a holder "
-    "that itself waits in 0.13 of its waits at 64 clients (0.04 at 32). Ruled out: sysbench's "
+    "that itself waits in 0.13 of its waits with 64 clients (0.04 with 32). Ruled out: sysbench's "
     "ids (a table's 100 middle ids take 76 % of the draws, as the product's hot set), and "
     "the rows locked at the SQL's start rather than its end (the product with the 4 ms of SQL "
     "run holding the rows: 959/s against 998, waits unchanged); what lengthens the lab's "
