@@ -107,6 +107,7 @@ import yaml
 
 from advisor.analysis import Analysis, analyse
 from advisor.inputs.loading import parse_topology
+from advisor.inputs.topology import RowWrites
 from advisor.recommendation import build_recommendation
 from advisor.result import OptionReport, Recommendation, Throughput
 
@@ -299,19 +300,16 @@ ONE_ROW_WRITESET_BYTES = float(
 # (lab-galera.yaml sysbench-one-node-rtt20-rtt30, workload); also assumed for the field's
 # sysbench oltp.lua read-write run (pxc-7ms-send-window), which did not measure it.
 SYSBENCH_WRITESET_BYTES = 1650.0
-# The rows one sysbench 1.0.20 oltp_read_write transaction writes, and where they fall: one
-# index update, one non-index update and a delete+insert of one id (3 rows; oltp_common.lua),
-# each in a uniformly drawn table of the lab's 4 x 10,000 rows, its id from sysbench's default
-# --rand-type=special with --rand-spec-pct=1 --rand-spec-res=75 (`sysbench --help`): 75 % of
-# the ids in 1 % of each table, 400 rows in all. sysbench puts the rest near the middle of each
-# table; modelled as uniform over the other rows, which understates their (small) conflicts.
+# The rows one sysbench 1.0.20 oltp_read_write (or oltp_write_only) transaction writes, and
+# where they fall: one index update, one non-index update and a delete+insert of one id (3
+# rows; oltp_common.lua), each in a uniformly drawn table of the lab's 4 x 10,000 rows, its id
+# from sysbench's default --rand-type=special (--rand-spec-pct=1 --rand-spec-res=75): 75 % of
+# the ids in 0.75 % of each table, 303 rows in all (RowWrites.for_sysbench, from sysbench's
+# sb_rand.c and 400,000 draws on the lab machine: lab-runs.yaml sysbench-special-ids).
 # lab-runs.yaml sysbench-uniform-vs-special measured what these locks cost.
-SYSBENCH_ROW_WRITES = {
-    "rows_per_commit": 3,
-    "table_rows": 40_000,
-    "hot_rows": 400,
-    "hot_share": 0.75,
-}
+SYSBENCH_ROW_WRITES = RowWrites.for_sysbench(tables=4, table_size=10_000).model_dump(
+    exclude_none=True
+)
 # One sysbench transaction's SQL without WAN delay on the lab machine, "about 4 ms"
 # (lab-galera.yaml sysbench-one-node-rtt20-rtt30, workload).
 LAB_SYSBENCH_SQL_MS = 4.0
@@ -690,13 +688,6 @@ _FEW_SLOW_COMMITS = (
     "model, while the run's p99 rests on a few dozen commits (at about 2 to 10 per second) and "
     "the host was 50 to 63 % busy; one stall is its p99 (held-out runs, seen after the model)"
 )
-_LONGER_LOCK_CHAINS = (
-    "not the row locks: with uniform ids the same 32 clients miss alike (670 tps and a p95 of "
-    "63 ms against the model's 790 and 50; lab-runs.yaml sysbench-uniform-vs-special), while "
-    "the locks' share is right (special over uniform: 0.82 measured, 0.82 modelled); at 32 "
-    "clients the host (71 to 74 % busy) or the window's queue holds transactions longer than "
-    "the model's (held-out run, seen after the model)"
-)
 _BUSY_HOST_TAIL = (
     "the host's tail, not the network's: the run shared the machine with other agents' work "
     "(92 % busy) while the emulated links are jitter-free; its p50 fits (held-out run)"
@@ -716,9 +707,6 @@ LAB_RUN_KNOWN_WRONG: dict[str, dict[str, str]] = {
         "run 1: clients on n1, n2, n3: commits/s (the row's bound, writers in step)": (
             _PEERS_OUT_OF_STEP
         )
-    },
-    "held-out-sysbench-special-rtt20-32-threads": {
-        "RTT 20 ms, 32 threads: transaction p95": _LONGER_LOCK_CHAINS
     },
     "held-out-large-writeset-rtt40": {"831413 B write set: commit p99": _FEW_SLOW_COMMITS},
     "held-out-large-writeset-far-node": {"200548 B write set: commit p99": _FEW_SLOW_COMMITS},
@@ -971,9 +959,9 @@ _FLOW_CONTROL_WRONG = {
     ),
     "RTT 20 ms, 64 threads, n3 flush_log_at_trx_commit=1, 1 applier: transaction p95": (
         "not the slow member: neither paused (0 against 0.003); at 64 clients and RTT 20 ms "
-        "the unslowed closed loop's tail misses as held-out-sysbench-special-rtt20-32-threads "
-        "does (-22 %): the host or the window's queue holds transactions longer than the "
-        "product's"
+        "the unslowed loop's tail misses as row-locks-special-vs-uniform-rtt20's does (p95 "
+        "-21 to -30 %): sysbench's hot set holds the lab's clients in longer convoys than the "
+        "product's row locks"
     ),
 }
 
@@ -1314,10 +1302,11 @@ _RTT20_CPU = (
 )
 _UNSLOWED_64_SPECIAL = (
     "the unslowed loop at 64 clients: with nothing slowed the lab's p95 was already 212 to "
-    "253 ms (A9, A9r, A9q; H1 and H3 of row-locks-special-vs-uniform-rtt20), sysbench's hot "
-    "set holding n1's clients longer than the product's row locks (with uniform ids the same "
-    "clients fit within 2 %; sampled, 32 to 35 of n1's 64 clients waited for a row at any "
-    "moment, 0.52 to 0.61 of the waits behind a holder that itself waited)"
+    "253 ms (A9, A9r, A9q; H1 and H3 of row-locks-special-vs-uniform-rtt20), the product's "
+    "190: sysbench's hot set holds n1's clients in longer convoys than the product's row "
+    "locks (sampled, 32 to 35 of n1's 64 clients waited for a row at any moment, 0.34 to "
+    "0.43 of them behind a holder that itself waited, where the product's waiters meet one "
+    "in 0.20 of their waits)"
 )
 _STEADIER_N3 = (
     "n3 used 77 to 88 of its 100 ms a second and was throttled in 0.18 to 0.48 of the "
@@ -1334,10 +1323,9 @@ _CPU_SPLIT_WRONG = {
         f"RTT 20 ms, 16 threads, n3 cpu 5 %, median of 6 runs: {q}": _SLICE + "; " + _RTT20_CPU
         for q in ("tps", "transaction p95", "throttled share")
     },
-    **{
-        f"RTT 20 ms, 16 threads, n3 cpu 5 %, slice 1 ms, median of 3 runs: {q}": _RTT20_CPU
-        for q in ("transaction p95", "throttled share")
-    },
+    "RTT 20 ms, 16 threads, n3 cpu 5 %, slice 1 ms, median of 3 runs: throttled share": (
+        _RTT20_CPU
+    ),
     **{
         f"RTT 20 ms, 64 threads, n3 cpu 5 %, median of 6 runs: {q}": _SLICE
         + "; "
@@ -1355,17 +1343,17 @@ _CPU_SPLIT_WRONG = {
 # Why the product misses runs of held-out-slow-member-rtt20, by cause (known_wrong).
 _UNSLOWED_64 = (
     "the baseline, nothing slowed: at 64 clients and RTT 20 ms the product's closed loop "
-    "commits 998/s with windows 4/2 (1,241 with 256/128), its p95 half the lab's, where "
-    "the lab's 64 clients committed 691 (847 to 864) and reported 7 to 19 deadlocks a run: "
-    "the unslowed loop at many clients misses as held-out-sysbench-special-rtt20-32-threads "
-    "does, before any member is slowed; row-locks-special-vs-uniform-rtt20 narrows it to "
-    "sysbench's hot set: with uniform ids the same 64 clients fit within 1 %"
+    "commits 856/s with windows 4/2 (1,080 with 256/128), where the lab's 64 clients "
+    "committed 691 (847 and 864), its p95 a third below the lab's, and reported 7 to 19 "
+    "deadlocks a run: sysbench's hot set holds the clients in longer convoys than the "
+    "product's row locks (row-locks-special-vs-uniform-rtt20: with uniform ids the same 64 "
+    "clients fit within 1 %, and at 32 clients the product's locks match the lab's waits)"
 )
 _LOCKS_128 = (
     "128 clients on n1's rows: 82 and 84 deadlocks a run, about 2,360 s of row-lock waits "
     "summed over the clients in 20 s and cert_deps_distance 33 against 55 to 59 at 64: the "
-    "lab's rate (304 and 312/s) is its row locks', which the product's closed loop, already "
-    "too fast with nothing slowed at 64 clients, does not reach"
+    "lab's rate (304 and 312/s) is its row locks', which the product's closed loop (440/s), "
+    "already too fast with nothing slowed at 64 clients, does not reach"
 )
 _CPU_COST_FROM_DRAIN = (
     "n3's CPU a write set comes from its drains at 5 % (300 and 322/s applied, 0.16 ms), "
@@ -1392,7 +1380,7 @@ _HELD_OUT_SLOW_MEMBER_WRONG = {
         f"RTT 20 ms, 128 threads, windows 256/128, n3 flush_log_at_trx_commit=1, 1 applier:"
         f"{run} {q}": _LOCKS_128
         for run in ("", " run 2")
-        for q in ("tps", "transaction p95", "running share")
+        for q in ("tps", "transaction p95")
     },
     **{
         f"RTT 20 ms, {q}": _CPU_COST_FROM_DRAIN
@@ -1449,51 +1437,29 @@ def _held_out_slow_member_rows(case: Mapping[str, Any]) -> list[Row]:
 # sysbench --rand-type=uniform: the three rows of a transaction anywhere in the 4 x 10,000.
 _UNIFORM_ROW_WRITES = {"rows_per_commit": 3, "table_rows": 40_000}
 _HOT_SET_64 = (
-    "the hot set's locks at 64 clients: with uniform ids the same 64 clients fit (C4r: "
-    "1,559/s and a p95 of 49 ms against the product's 1,568 and 50), with sysbench's 400 "
-    "hot rows n1's clients waited 9,304 times in 20 s, 34 of them waiting at any time, 48 ms "
-    "a transaction, where the product's wait 23 ms (998/s): its row locks hold for a commit "
-    "and queue first come first served, and the lab's waits are twice as long. Not InnoDB's "
-    "gap locks: READ-COMMITTED runs wait as much (D2, D2r: 9,851 and 10,541 waits against "
-    "10,009 and 10,071). Sampled every 0.25 s (H1, H3), 32 to 35 of the 64 clients waited "
-    "for a row at any moment and 0.52 to 0.61 of the waits were behind a holder that itself "
-    "waited (at 32 clients, H2 and H4: 8 of 32, and 0.15 to 0.18): convoys longer than the "
-    "product's, whose chains come from the same rule (a waiter holds what it has) but give "
-    "0.52 waits a transaction against the lab's 0.64 to 0.67, and a waiter meets a holder "
-    "that itself waits in 0.13 of its waits with 64 clients (0.04 with 32). Ruled out: sysbench's "
-    "ids (a table's 100 middle ids take 76 % of the draws, as the product's hot set), and "
-    "the rows locked at the SQL's start rather than its end (the product with the 4 ms of SQL "
-    "run holding the rows: 959/s against 998, waits unchanged); what lengthens the lab's "
-    "convoys is not modelled yet"
+    "the hot set's convoys at 64 clients: with sysbench's hot set as its source draws it (303 "
+    "rows, sysbench-special-ids) the product commits 856/s, within the tolerance of the quiet "
+    "runs (738 to 813/s), but its p95 is 190 ms against the lab's 212 to 272: its clients "
+    "wait 0.61 times a transaction for 52 ms on average, where H1 and H3 waited 0.65 and 0.67 "
+    "times for 70 and 57 ms, and its waiters meet a holder that itself waits in 0.20 of "
+    "their waits, where the lab's 64 clients did in 0.34 and 0.43 of theirs (sampled every "
+    "0.25 s). At 32 clients the same locks match the lab's: 0.37 waits a transaction of 32 "
+    "ms against 0.39 of 31, 7.1 clients waiting against 7.6 and 7.8, 0.09 of them behind a "
+    "waiting holder against 0.09 and 0.10. Not InnoDB's gap locks: READ-COMMITTED runs wait "
+    "as much (D2, D2r: 9,851 and 10,541 waits against 10,009 and 10,071). What lengthens "
+    "the lab's convoys at 64 clients is not found yet"
 )
-_HOT_SET_32 = _HOT_SET_64.replace("at 64", "from 32")
 _RAND_TYPE_WRONG = {
-    f"{run}, {threads} clients, {ids}: {q}": why
-    for run, threads, ids, quantities, why in (
-        *(
-            (run, 64, f"special ids, {iso}", ("tps", "transaction p95"), _HOT_SET_64)
-            for run, iso in (
-                ("D1", "REPEATABLE-READ"),
-                ("D2", "READ-COMMITTED"),
-                ("D2r", "READ-COMMITTED"),
-                ("D1r", "REPEATABLE-READ"),
-            )
-        ),
-        *(
-            (run, 32, f"special ids, {iso}", ("transaction p95",), _HOT_SET_32)
-            for run, iso in (("D3", "REPEATABLE-READ"), ("D4", "READ-COMMITTED"))
-        ),
-        ("C3", 64, "special ids", ("tps", "transaction p95"), _HOT_SET_64),
-        ("H1", 64, "special ids", ("tps", "transaction p95"), _HOT_SET_64),
-        ("H3", 64, "special ids", ("tps", "transaction p95"), _HOT_SET_64),
-        ("H2", 32, "special ids", ("transaction p95",), _HOT_SET_32),
-        ("H4", 32, "special ids", ("transaction p95",), _HOT_SET_32),
-        ("C3r", 64, "special ids", ("tps", "transaction p95"), _HOT_SET_64),
-        ("C1", 32, "special ids", ("transaction p95",), _HOT_SET_32),
-        ("C1r", 32, "special ids", ("transaction p95",), _HOT_SET_32),
+    f"{run}, 64 clients, {ids}: {q}": why
+    for run, ids, quantities, why in (
+        ("C3", "special ids", ("tps", "transaction p95"), _HOT_SET_64),
+        ("C3r", "special ids", ("tps", "transaction p95"), _HOT_SET_64),
+        ("D1", "special ids, REPEATABLE-READ", ("transaction p95",), _HOT_SET_64),
+        ("D2", "special ids, READ-COMMITTED", ("transaction p95",), _HOT_SET_64),
+        ("D1r", "special ids, REPEATABLE-READ", ("transaction p95",), _HOT_SET_64),
+        ("H1", "special ids", ("transaction p95",), _HOT_SET_64),
         (
             "C4",
-            64,
             "uniform ids",
             ("transaction p95",),
             "the machine shared with the lead's model runs (75 % busy): its quiet repeat C4r "

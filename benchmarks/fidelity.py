@@ -61,23 +61,18 @@ def fixes() -> dict[str, str]:
             "(in the missed run the peers won 69 of 366 rounds, in the others 2 to 5). A "
             "simulation of the row's clients over EVS rounds would predict the rate itself"
         ),
-        "lab held-out-sysbench-special-rtt20-32-threads": (
-            "a run at 32 threads on a machine with CPU to spare, to tell the host's queue from "
-            "the window's before modelling either: uniform ids miss alike, so the locks are not it"
-        ),
         "lab flow-control-slow-node": (
             "the unslowed closed loop's spread, not the slow member's (neither paused): the "
             "spread of the transaction's own SQL time measured (sysbench's latency histogram "
             "of a run with nothing slowed) in place of exponential draws; at 64 clients and "
-            "RTT 20 ms, the runs with CPU to spare that held-out-sysbench-special-rtt20-32-"
-            "threads asks for"
+            "RTT 20 ms, the hot set's convoys first (row-locks-special-vs-uniform-rtt20)"
         ),
         "lab held-out-slow-member-rtt20": (
             "the CPU a write set costs a limited node measured as the input defines it (its "
             "cgroup's cpuacct.usage over wsrep_received at the workload's own clients), and "
             "a cost per EVS message beside the one per write set; drains of one steady state "
-            "for the apply rate; the unslowed loop at 64 clients fixed first (its row locks "
-            "and deadlocks)"
+            "for the apply rate; the unslowed loop at 64 clients fixed first (its hot set's "
+            "convoys)"
         ),
         "lab cpu-cost-split": (
             "at RTT 20 ms, the CPU the split lacks (8 to 27 ms a second at 16 clients), about "
@@ -90,15 +85,12 @@ def fixes() -> dict[str, str]:
             "locks first"
         ),
         "lab row-locks-special-vs-uniform-rtt20": (
-            "the convoy: at 64 clients half of n1's clients waited for a row at any moment and "
-            "over half of the waits were behind a holder that itself waited (sampled every "
-            "0.25 s, runs H1 and H3; at 32 clients a quarter waited, a sixth of them behind a "
-            "waiting holder); the product's chains are shorter (0.52 waits a transaction "
-            "against 0.64 to 0.67; a waiting holder in 0.13 of its waits). Holding the rows "
-            "through the SQL changes little (959/s against 998), so next: what the holders "
-            "that wait are waiting in (performance_schema's data_lock_waits with the holders' "
-            "statement and its age, n1 restarted with it on), to find what keeps a holder "
-            "from its commit at that concurrency"
+            "the convoys at 64 clients: the lab's waiters meet a holder that itself waits in "
+            "0.34 to 0.43 of their waits, the product's in 0.20, and wait longer (57 and 70 ms "
+            "against 52); at 32 clients the product matches. Next: what the holders that wait "
+            "are waiting in (performance_schema's data_lock_waits with the holder's statement, "
+            "n1 restarted with it on), and the rows locked statement by statement through a "
+            "write-only transaction's SQL (the product asks for a commit's rows at once)"
         ),
         "lab flow-control-applier-threads": (
             "the pauses' lengths measured (wsrep_flow_control_paused_ns over each STOP, or "

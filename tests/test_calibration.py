@@ -102,7 +102,8 @@ def _numbers(value):
 
 
 def test_rows_are_predicted_through_the_product_not_model_helpers():
-    # analyse(), build_recommendation() and what they return; no advisor.model or engine call.
+    # analyse(), build_recommendation() and what they return; no advisor.model or engine call
+    # (the input's own models describe a workload, as a user's topology.yaml would).
     tree = ast.parse(Path(cases.__file__).read_text(encoding="utf-8"))
     imported = {
         node.module if isinstance(node, ast.ImportFrom) else alias.name
@@ -114,6 +115,7 @@ def test_rows_are_predicted_through_the_product_not_model_helpers():
     assert advisor == {
         "advisor.analysis",
         "advisor.inputs.loading",
+        "advisor.inputs.topology",
         "advisor.recommendation",
         "advisor.result",
     }

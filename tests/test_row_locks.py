@@ -77,10 +77,10 @@ def test_clients_of_one_row_commit_one_at_a_time():
 
 
 def test_a_hot_set_adds_a_tail_of_whole_commits_and_costs_throughput():
-    # sysbench's default ids (75 % of writes on 400 of 40,000 rows, 3 rows a commit): at 16
+    # sysbench's default ids (75 % of writes on 303 of 40,000 rows, 3 rows a commit): at 16
     # clients and RTT 20 the lab saw 348 tps and a p95 of 80 ms (two commits) against 392
     # tps and 43 ms with uniform ids (lab-runs.yaml sysbench-uniform-vs-special).
-    hot = RowWrites(3, 40_000, hot_rows=400, hot_share=0.75)
+    hot = RowWrites(3, 40_000, hot_rows=303, hot_share=0.75)
     uniform = _sysbench_like(16, 20.0, RowWrites(3, 40_000))
     skewed = _sysbench_like(16, 20.0, hot)
     # Uniform ids almost never meet: their p95 is the window's (a lone transaction of 35 ms
@@ -113,7 +113,7 @@ workload:
 ROWS"""
 
 SYSBENCH_SPECIAL = (
-    "    row_writes: {rows_per_commit: 3, table_rows: 40000, hot_rows: 400, hot_share: 0.75}\n"
+    "    row_writes: {rows_per_commit: 3, table_rows: 40000, hot_rows: 303, hot_share: 0.75}\n"
 )
 
 
@@ -141,7 +141,7 @@ def test_sysbench_hot_ids_cost_what_the_lab_measured():
 def test_a_hotter_set_is_limited_by_its_row_locks():
     # 75 % of 3 writes a commit on 100 rows: with about 12 of them locked at any time, most
     # transactions wait for a commit, and the locks, not the window, set the rate.
-    hotter = _throughput(SYSBENCH_SPECIAL.replace("hot_rows: 400", "hot_rows: 100"))
+    hotter = _throughput(SYSBENCH_SPECIAL.replace("hot_rows: 303", "hot_rows: 100"))
     assert hotter.limited_by == "row locks"
     assert hotter.commits_per_s < 0.8 * _throughput(SYSBENCH_SPECIAL).commits_per_s
     assert hotter.txn_latency_ms["p95"] >= 3 * 31.0
@@ -168,3 +168,48 @@ def test_impossible_row_writes_name_the_key(rows, message):
     text = str(error.value)
     assert "workload.clients.row_writes" in text and message in text
     assert "\n" not in text
+
+
+# -- sysbench's special ids --------------------------------------------------------------------
+
+
+def test_sysbench_special_ids_are_three_quarters_of_the_special_range():
+    from advisor.model.row_locks import sysbench_special
+
+    # sb_rand_special(1, 10000): the uniform branch spans 0.75 x (9,999 x 1 % + 1) = 75.74
+    # ids a table; four tables hold 302.97 of them, not the 400 that "1 %" reads as.
+    spec = sysbench_special(tables=4, table_size=10_000)
+    assert (spec.rows_per_commit, spec.table_rows, spec.hot_rows) == (3, 40_000, 303)
+    assert spec.hot_share == 0.75
+    # --rand-spec-pct=2 --rand-spec-res=50, one table of 1,000: 0.5 x (999 x 2 % + 1) = 10.49.
+    other = sysbench_special(tables=1, table_size=1_000, spec_pct=2, spec_res=50)
+    assert (other.hot_rows, other.hot_share) == (10, 0.5)
+
+
+def test_sysbench_special_ids_match_the_draws_recorded_on_the_lab_machine():
+    import yaml
+    from conftest import CALIBRATION
+
+    from advisor.model.row_locks import sysbench_special
+
+    cases = yaml.safe_load((CALIBRATION / "lab-runs.yaml").read_text(encoding="utf-8"))["cases"]
+    (draws,) = next(c for c in cases if c["id"] == "sysbench-special-ids")["measured"]
+    spec = sysbench_special(tables=1, table_size=10_000)
+    low, high = draws["hot_range"]
+    # 75 whole ids and two partial ones at the edges: 76 in the product.
+    assert draws["full_hot_ids"] <= spec.hot_rows <= high - low + 1
+    # The range's share is the special branch's 75 % plus the few bell draws that land there.
+    assert spec.hot_share <= draws["hot_range_share"] <= spec.hot_share + 0.01
+
+
+def test_a_sysbench_workload_is_one_call_of_the_input_model():
+    from advisor.inputs.topology import RowWrites as Given
+
+    given = Given.for_sysbench(tables=4, table_size=10_000)
+    assert given.model_dump() == {
+        "rows_per_commit": 3,
+        "table_rows": 40_000,
+        "hot_rows": 303,
+        "hot_share": 0.75,
+    }
+    assert Given.for_sysbench(tables=4, table_size=10_000, spec_res=0).hot_rows is None

@@ -728,7 +728,8 @@ class HotRow(_Model):
 class RowWrites(_Model):
     """Extension: the rows each commit of the clients writes, for the lock waits between them
     (advisor.model.row_locks). sysbench 1.0's oltp_read_write: 3 rows of tables x table_size,
-    1 % of them taking 75 % of the writes (its default ``--rand-type=special``)."""
+    0.75 % of them taking 75 % of the writes (its default ``--rand-type=special``:
+    ``advisor.model.row_locks.sysbench_special``)."""
 
     rows_per_commit: Annotated[int, Field(ge=1, le=10_000)] = Field(
         description="Rows each commit writes (sysbench oltp_read_write: 3)."
@@ -740,7 +741,8 @@ class RowWrites(_Model):
         default=None,
         description=(
             "Rows of the hot set that takes hot_share of the writes "
-            "(sysbench --rand-type=special: 1 %)."
+            "(sysbench --rand-type=special: 0.75 % of the rows, not the 1 % of "
+            "--rand-spec-pct)."
         ),
     )
     hot_share: Annotated[float, Field(gt=0, lt=1)] | None = Field(
@@ -757,6 +759,27 @@ class RowWrites(_Model):
         """The model's description of these writes (no hot set: 0 rows, share 0)."""
         return row_locks.RowWrites(
             self.rows_per_commit, self.table_rows, self.hot_rows or 0, self.hot_share or 0.0
+        )
+
+    @classmethod
+    def for_sysbench(
+        cls, tables: int, table_size: int, spec_pct: int = 1, spec_res: int = 75
+    ) -> Self:
+        """The writes of sysbench 1.0's oltp_read_write or oltp_write_only with
+        ``--rand-type=special`` (its default): ``--tables``, ``--table-size``,
+        ``--rand-spec-pct``, ``--rand-spec-res`` [%]. The hot set is ``spec_res`` % of
+        ``spec_pct`` % of the rows, as sysbench draws it (:func:`advisor.model.row_locks.
+        sysbench_special`).
+
+        >>> RowWrites.for_sysbench(tables=4, table_size=10_000).hot_rows
+        303
+        """
+        spec = row_locks.sysbench_special(tables, table_size, 3, spec_pct, spec_res)
+        return cls(
+            rows_per_commit=spec.rows_per_commit,
+            table_rows=spec.table_rows,
+            hot_rows=spec.hot_rows or None,  # none: uniform (the input's way of saying it)
+            hot_share=spec.hot_share or None,
         )
 
 
