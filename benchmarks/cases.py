@@ -1438,16 +1438,18 @@ def _held_out_slow_member_rows(case: Mapping[str, Any]) -> list[Row]:
 _UNIFORM_ROW_WRITES = {"rows_per_commit": 3, "table_rows": 40_000}
 _HOT_SET_64 = (
     "the hot set's convoys at 64 clients: with sysbench's hot set as its source draws it (303 "
-    "rows, sysbench-special-ids) the product commits 856/s, within the tolerance of the quiet "
-    "runs (738 to 813/s), but its p95 is 190 ms against the lab's 212 to 272: its clients "
-    "wait 0.61 times a transaction for 52 ms on average, where H1 and H3 waited 0.65 and 0.67 "
-    "times for 70 and 57 ms, and its waiters meet a holder that itself waits in 0.20 of "
-    "their waits, where the lab's 64 clients did in 0.34 and 0.43 of theirs (sampled every "
-    "0.25 s). At 32 clients the same locks match the lab's: 0.37 waits a transaction of 32 "
-    "ms against 0.39 of 31, 7.1 clients waiting against 7.6 and 7.8, 0.09 of them behind a "
-    "waiting holder against 0.09 and 0.10. Not InnoDB's gap locks: READ-COMMITTED runs wait "
-    "as much (D2, D2r: 9,851 and 10,541 waits against 10,009 and 10,071). What lengthens "
-    "the lab's convoys at 64 clients is not found yet"
+    "rows, sysbench-special-ids) the product commits 856/s, within the tolerance of most "
+    "quiet runs (738 to 813/s), and its p95 of 190 ms fits the runs with n1's "
+    "performance_schema on (P1 to P3t: 219 to 232) but not these (240 to 272). Read statement "
+    "by statement (P1t, P3t), the lab's commits take what the product's do (COMMIT 38 ms on "
+    "average against 38.8) and its clients wait about as often (0.64 waits a transaction "
+    "against 0.61) and as long at the median (38.5 ms against 38), but the tail of its waits "
+    "is longer (p95 202 and 213 ms against 156; sampled, 0.34 to 0.43 of its waiting clients "
+    "were behind a holder that itself waited, the product's 0.20): longer chains, which the "
+    "product's one-commit-path holds do not reach. At 32 clients the product matches the "
+    "lab wait for wait (0.37 waits of 32 ms against 0.37 of 34.5). Not InnoDB's gap locks: "
+    "READ-COMMITTED runs wait as much (D2, D2r: 9,851 and 10,541 waits against 10,009 and "
+    "10,071)"
 )
 _RAND_TYPE_WRONG = {
     f"{run}, 64 clients, {ids}: {q}": why
