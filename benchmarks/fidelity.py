@@ -88,10 +88,10 @@ def fixes() -> dict[str, str]:
             "the tail of the waits at 64 clients: the lab's commits and its median wait match "
             "the product's, its p95 wait is a third longer (202 to 213 ms against 156), from "
             "chains the product's locks form less often (0.34 to 0.43 of the waiters behind a "
-            "waiting holder, against 0.20). Next: the commits' own spread in the closed loop "
-            "(the lab's COMMIT takes 32 to 45 ms from p5 to p95, the product's a flat 40 over "
-            "point RTTs), which lengthens a holder's hold and a chain's, measured against the "
-            "statement timelines of P1t and P3t"
+            "waiting holder, against 0.20). Not the commits' spread: drawn as the lab's (RTT "
+            "20 +/- 4 ms: COMMIT 37 ms on average, 45 at p95) the product's wait tail shortens "
+            "(p95 141 ms). Next: the time a granted waiter takes to reach its COMMIT on a host "
+            "with 128 threads on 2 CPUs, from P1t and P3t's statements, by wait position"
         ),
         "lab flow-control-applier-threads": (
             "the pauses' lengths measured (wsrep_flow_control_paused_ns over each STOP, or "
