@@ -90,8 +90,10 @@ def fixes() -> dict[str, str]:
             "chains the product's locks form less often (0.34 to 0.43 of the waiters behind a "
             "waiting holder, against 0.20). Not the commits' spread: drawn as the lab's (RTT "
             "20 +/- 4 ms: COMMIT 37 ms on average, 45 at p95) the product's wait tail shortens "
-            "(p95 141 ms). Next: the time a granted waiter takes to reach its COMMIT on a host "
-            "with 128 threads on 2 CPUs, from P1t and P3t's statements, by wait position"
+            "(p95 141 ms). Nor the host's scheduling: a granted waiter's next statement starts "
+            "0.4 ms after its wait ends (0.2 without a wait; P1t, P3t). Next: which rows the "
+            "chains form on (the statements' ids, sysbench with --db-ps-mode=disable so that "
+            "performance_schema keeps them), against the product's chains"
         ),
         "lab flow-control-applier-threads": (
             "the pauses' lengths measured (wsrep_flow_control_paused_ns over each STOP, or "
