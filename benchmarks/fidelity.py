@@ -63,9 +63,11 @@ def fixes() -> dict[str, str]:
         ),
         "lab flow-control-slow-node": (
             "the unslowed closed loop's spread, not the slow member's (neither paused): the "
-            "spread of the transaction's own SQL time measured (sysbench's latency histogram "
-            "of a run with nothing slowed) in place of exponential draws; at 64 clients and "
-            "RTT 20 ms, the hot set's convoys first (row-locks-special-vs-uniform-rtt20)"
+            "commit's own spread over a jitter-free link (the lab's COMMIT 32 to 45 ms from p5 "
+            "to p95 at RTT 20 ms, the product's a flat 40; row-locks-special-vs-uniform-rtt20 "
+            "P1t to P3t) modelled, with write-only's measured SQL (1.5 ms) in place of "
+            "read-write's 4 ms, whose exponential draws stand in for that spread today; at 64 "
+            "clients and RTT 20 ms, the hot set's convoys first"
         ),
         "lab held-out-slow-member-rtt20": (
             "the CPU a write set costs a limited node measured as the input defines it (its "
