@@ -1308,12 +1308,13 @@ _RTT20_CPU = (
     "budget is one slice, used on one CPU at a time)"
 )
 _UNSLOWED_64_SPECIAL = (
-    "the unslowed loop at 64 clients: with nothing slowed the lab's p95 was already 212 to "
-    "253 ms (A9, A9r, A9q; H1 and H3 of row-locks-special-vs-uniform-rtt20), the product's "
-    "190: sysbench's hot set holds n1's clients in longer convoys than the product's row "
-    "locks (sampled, 32 to 35 of n1's 64 clients waited for a row at any moment, 0.34 to "
-    "0.43 of them behind a holder that itself waited, where the product's waiters meet one "
-    "in 0.20 of their waits)"
+    "the hot set at 64 clients: with nothing slowed the lab's p95 was already 212 to 253 ms "
+    "(A9, A9r, A9q; H1 and H3 of row-locks-special-vs-uniform-rtt20), and the limit adds to "
+    "it, where the product, given the SQL time at which it commits the unlimited runs' rate, "
+    "keeps the limited run's p95 lower: in the lab a throttled n3 lengthens the commits the "
+    "hot rows' waiters queue behind, and their convoys with them (in the unlimited runs "
+    "0.25 of the waits were behind a holder itself waiting, counted statement by statement "
+    "in the Q runs)"
 )
 _STEADIER_N3 = (
     "n3 used 77 to 88 of its 100 ms a second and was throttled in 0.18 to 0.48 of the "
@@ -1339,9 +1340,6 @@ _CPU_SPLIT_WRONG = {
         + _UNSLOWED_64_SPECIAL
         for q in ("tps", "transaction p95")
     },
-    "RTT 20 ms, 64 threads, n3 cpu 5 %, slice 1 ms, median of 3 runs: transaction p95": (
-        _UNSLOWED_64_SPECIAL
-    ),
     "RTT 20 ms, 64 threads, n3 cpu 10 %, median of 7 runs: transaction p95": _UNSLOWED_64_SPECIAL,
     "RTT 20 ms, 64 threads, n3 cpu 10 %, median of 7 runs: unthrottled share": _STEADIER_N3,
 }
@@ -1350,17 +1348,18 @@ _CPU_SPLIT_WRONG = {
 # Why the product misses runs of held-out-slow-member-rtt20, by cause (known_wrong).
 _UNSLOWED_64 = (
     "the baseline, nothing slowed: at 64 clients and RTT 20 ms the product's closed loop "
-    "commits 856/s with windows 4/2 (1,080 with 256/128), where the lab's 64 clients "
-    "committed 691 (847 and 864), its p95 a third below the lab's, and reported 7 to 19 "
-    "deadlocks a run: sysbench's hot set holds the clients in longer convoys than the "
-    "product's row locks (row-locks-special-vs-uniform-rtt20: with uniform ids the same 64 "
-    "clients fit within 1 %, and at 32 clients the product's locks match the lab's waits)"
+    "commits 800/s with windows 4/2 (1,009 with 256/128), within the tolerance of the lab's "
+    "691 (847 and 864), but its p95 (220 and 171 ms) is a fifth below these runs' (282 and "
+    "219; the repeat at 256/128, 200, fits): sysbench's hot set holds the clients in "
+    "convoys whose tail of waits spreads from run to run (row-locks-special-vs-uniform-rtt20: "
+    "its 64-client p95 ranged from 212 to 272 ms over twelve quiet runs, and the product "
+    "fits them)"
 )
 _LOCKS_128 = (
     "128 clients on n1's rows: 82 and 84 deadlocks a run, about 2,360 s of row-lock waits "
     "summed over the clients in 20 s and cert_deps_distance 33 against 55 to 59 at 64: the "
-    "lab's rate (304 and 312/s) is its row locks', which the product's closed loop (440/s), "
-    "already too fast with nothing slowed at 64 clients, does not reach"
+    "lab's rate (304 and 312/s) is its row locks', which the product's closed loop (386/s) "
+    "does not reach: its convoys at 128 clients are shorter than the lab's"
 )
 _CPU_COST_FROM_DRAIN = (
     "n3's CPU a write set comes from its drains at 5 % (300 and 322/s applied, 0.16 ms), "
@@ -1378,10 +1377,8 @@ _POOLED_DRAINS = (
 )
 _HELD_OUT_SLOW_MEMBER_WRONG = {
     **{
-        f"RTT 20 ms, 64 threads, windows {w}, n3 equal:{run} {q}": _UNSLOWED_64
-        for w, runs in (("4/2", ("",)), ("256/128", ("", " run 2")))
-        for run in runs
-        for q in ("tps", "transaction p95")
+        f"RTT 20 ms, 64 threads, windows {w}, n3 equal: transaction p95": _UNSLOWED_64
+        for w in ("4/2", "256/128")
     },
     **{
         f"RTT 20 ms, 128 threads, windows 256/128, n3 flush_log_at_trx_commit=1, 1 applier:"
@@ -1443,39 +1440,11 @@ def _held_out_slow_member_rows(case: Mapping[str, Any]) -> list[Row]:
 
 # sysbench --rand-type=uniform: the three rows of a transaction anywhere in the 4 x 10,000.
 _UNIFORM_ROW_WRITES = {"rows_per_commit": 3, "table_rows": 40_000}
-_HOT_SET_64 = (
-    "the hot set's convoys at 64 clients: with sysbench's hot set as its source draws it (303 "
-    "rows, sysbench-special-ids) the product commits 856/s, within the tolerance of most "
-    "quiet runs (738 to 813/s), and its p95 of 190 ms fits the runs with n1's "
-    "performance_schema on (P1 to P3t: 219 to 232) but not these (240 to 272). Read statement "
-    "by statement (P1t, P3t), the lab's commits take what the product's do (COMMIT 38 ms on "
-    "average against 38.8) and its clients wait about as often (0.64 waits a transaction "
-    "against 0.61) and as long at the median (38.5 ms against 38), but the tail of its waits "
-    "is longer (p95 202 and 213 ms against 156; sampled, 0.34 to 0.43 of its waiting clients "
-    "were behind a holder that itself waited, the product's 0.20): longer chains, which the "
-    "product's one-commit-path holds do not reach. At 32 clients the product matches the "
-    "lab wait for wait (0.37 waits of 32 ms against 0.37 of 34.5). Not InnoDB's gap locks: "
-    "READ-COMMITTED runs wait as much (D2, D2r: 9,851 and 10,541 waits against 10,009 and "
-    "10,071)"
-)
 _RAND_TYPE_WRONG = {
-    f"{run}, 64 clients, {ids}: {q}": why
-    for run, ids, quantities, why in (
-        ("C3", "special ids", ("tps", "transaction p95"), _HOT_SET_64),
-        ("C3r", "special ids", ("tps", "transaction p95"), _HOT_SET_64),
-        ("D1", "special ids, REPEATABLE-READ", ("transaction p95",), _HOT_SET_64),
-        ("D2", "special ids, READ-COMMITTED", ("transaction p95",), _HOT_SET_64),
-        ("D1r", "special ids, REPEATABLE-READ", ("transaction p95",), _HOT_SET_64),
-        ("H1", "special ids", ("transaction p95",), _HOT_SET_64),
-        (
-            "C4",
-            "uniform ids",
-            ("transaction p95",),
-            "the machine shared with the lead's model runs (75 % busy): its quiet repeat C4r "
-            "fits (p95 49 against 50 ms, tps within 1 %)",
-        ),
-    )
-    for q in quantities
+    "C4, 64 clients, uniform ids: transaction p95": (
+        "the machine shared with the lead's model runs (75 % busy): its quiet repeat C4r fits "
+        "(p95 49 against 50 ms, tps within 1 %)"
+    ),
 }
 
 
@@ -1700,14 +1669,25 @@ def _pxc_send_window() -> list[Row]:
         "today's Galera (lab sysbench-write-only-far-node-7ms) lost no such share to the "
         "default windows, and the model fits it"
     )
+    pessimistic = (
+        "the 18.5 ms LAN baseline is mostly queueing of 50 threads for one node's CPU; "
+        "while clients wait on the network that queue shrinks, but the closed-loop "
+        "model adds the commit wait to the whole think time (a pessimistic bound)"
+    )
+    wrong_wide_p95 = (
+        pessimistic + ": the product's p95 lies at 58 to 61 ms over six seeds (+24 to +31 %), "
+        "60.2 once its run grows until the rate settles; the 4,000 commits of its default "
+        "seed gave 58.3 (+24 %), within the tolerance by a draw"
+    )
     rows = []
-    for condition, label, windows, wrong in (
-        ("7 ms, default windows", "default windows (PXC)", {}, wrong_default),
+    for condition, label, windows, wrong, wrong_p95 in (
+        ("7 ms, default windows", "default windows (PXC)", {}, wrong_default, wrong_default),
         (
             "7 ms, evs.send_window=512; evs.user_send_window=512",
             "windows 512/512",
             {"evs.send_window": 512, "evs.user_send_window": 512},
             "",
+            wrong_wide_p95,
         ),
     ):
         topology = _cluster(
@@ -1719,11 +1699,7 @@ def _pxc_send_window() -> list[Row]:
         )
         tps, txn = run(topology).throughput()
         entry = _entry(measured, condition=condition)
-        why = wrong or (
-            "the 18.5 ms LAN baseline is mostly queueing of 50 threads for one node's CPU; "
-            "while clients wait on the network that queue shrinks, but the closed-loop "
-            "model adds the commit wait to the whole think time (a pessimistic bound)"
-        )
+        why = wrong or pessimistic
         rows += [
             Row(
                 f"field {case_id}",
@@ -1742,8 +1718,8 @@ def _pxc_send_window() -> list[Row]:
                 FIELD_LATENCY,
                 txn["p95"],
                 entry["p95_ms"],
-                wrong,
-                wrong,
+                wrong_p95,
+                wrong_p95,
             ),
         ]
     return rows

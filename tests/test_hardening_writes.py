@@ -246,6 +246,15 @@ OLD = {"design.md": "old design", "config/galera-a.cnf": "old a", "config/galera
 NEW = {"design.md": "new design", "config/galera-a.cnf": "new a", "config/galera-c.cnf": "new c"}
 
 
+@pytest.fixture(autouse=True)
+def _sigint_raises() -> Iterator[None]:
+    """Python's own SIGINT handler during each test: a job a shell starts in the background
+    (``nohup ... &``) inherits SIGINT ignored, and the Ctrl-C tests would then see nothing."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     out = tmp_path / "out"
