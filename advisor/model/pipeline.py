@@ -522,7 +522,8 @@ def closed_loop(
     commits = min(max(commits, 10 * clients), MAX_SIMULATED_COMMITS)
     # Every fragment is an event: write sets of many fragments fill the window by themselves,
     # where the asymptotic bounds hold, and would make the simulation run for minutes.
-    fragment_events = commits * float(np.mean(pieces))
+    fragments_per_commit = float(np.mean(pieces))
+    fragment_events = commits * fragments_per_commit
     if clients == 1:
         row_writes = None  # a lone client never waits for a row: the same run without locks
     if row_writes is not None and _always_share(row_writes):
@@ -610,7 +611,7 @@ def closed_loop(
     # Commits that share rows deadlock again and again (5 of 20 rows or 5,000 of 10,000 by
     # 64 clients: nearly every request closes a cycle and its victim draws again), so the
     # run stops at a bound on that work too and reports the commits done by then.
-    longest = _longest_run(commits, rows, float(np.mean(pieces))) if settle else commits
+    longest = _longest_run(commits, rows, fragments_per_commit) if settle else commits
     while events and (locks is None or not _thrashing(locks)):
         if len(done) >= commits:
             if commits >= longest or _settled(done):
