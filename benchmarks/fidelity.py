@@ -66,15 +66,14 @@ def fixes() -> dict[str, str]:
             "commit's own spread over a jitter-free link (the lab's COMMIT 32 to 45 ms from p5 "
             "to p95 at RTT 20 ms, the product's a flat 40; row-locks-special-vs-uniform-rtt20 "
             "P1t to P3t) modelled, with write-only's measured SQL (1.5 ms) in place of "
-            "read-write's 4 ms, whose exponential draws stand in for that spread today; at 64 "
-            "clients and RTT 20 ms, the hot set's convoys first"
+            "read-write's 4 ms, whose exponential draws stand in for that spread today"
         ),
         "lab held-out-slow-member-rtt20": (
             "the CPU a write set costs a limited node measured as the input defines it (its "
             "cgroup's cpuacct.usage over wsrep_received at the workload's own clients), and "
             "a cost per EVS message beside the one per write set; drains of one steady state "
-            "for the apply rate; the unslowed loop at 64 clients fixed first (its hot set's "
-            "convoys)"
+            "for the apply rate; 128 clients read lock by lock, as the Q runs of "
+            "row-locks-special-vs-uniform-rtt20 read 64"
         ),
         "lab cpu-cost-split": (
             "at RTT 20 ms, the CPU the split lacks (8 to 27 ms a second at 16 clients), about "
@@ -83,8 +82,9 @@ def fixes() -> dict[str, str]:
             "message, before modelling it; the other half still to find; at 5 % of a CPU, the "
             "kernel's slice (the runs with a 1 ms slice fit in tps): a budget of a single "
             "slice a period is not all usable, which the product could say for such limits "
-            "once more quotas (one to four slices) are measured; at 64 clients, the hot set's "
-            "locks first"
+            "once more quotas (one to four slices) are measured, and, handed to one CPU's run "
+            "queue at a time, it stalls some commits past one period (U2: COMMIT p99 197 ms), "
+            "where the product's throttle stalls a commit at most the rest of one"
         ),
         "lab row-locks-special-vs-uniform-rtt20": (
             "nothing in the model: C4 ran while the machine was shared, and its quiet repeat "
