@@ -72,8 +72,9 @@ def fixes() -> dict[str, str]:
             "the CPU a write set costs a limited node measured as the input defines it (its "
             "cgroup's cpuacct.usage over wsrep_received at the workload's own clients), and "
             "a cost per EVS message beside the one per write set; drains of one steady state "
-            "for the apply rate; 128 clients read lock by lock, as the Q runs of "
-            "row-locks-special-vs-uniform-rtt20 read 64"
+            "for the apply rate; at 128 clients, what n3's durable flush costs n1's row "
+            "locks without flow control: the V runs again with n3's data on a volume of its "
+            "own"
         ),
         "lab cpu-cost-split": (
             "at RTT 20 ms, the CPU the split lacks (8 to 27 ms a second at 16 clients), about "
