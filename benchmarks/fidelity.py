@@ -72,9 +72,9 @@ def fixes() -> dict[str, str]:
             "the CPU a write set costs a limited node measured as the input defines it (its "
             "cgroup's cpuacct.usage over wsrep_received at the workload's own clients), and "
             "a cost per EVS message beside the one per write set; drains of one steady state "
-            "for the apply rate; at 128 clients, what n3's durable flush costs n1's row "
-            "locks without flow control: the V runs again with n3's data on a volume of its "
-            "own"
+            "for the apply rate; at 128 clients, rows on the median of several runs a "
+            "setting (ten runs spread from 304 to 392/s whatever n3 did), as cpu-cost-split's "
+            "rows are"
         ),
         "lab cpu-cost-split": (
             "at RTT 20 ms, the CPU the split lacks (8 to 27 ms a second at 16 clients), about "
