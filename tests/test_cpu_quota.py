@@ -216,3 +216,32 @@ def test_a_negative_message_cost_is_an_input_error(tmp_path):
     with pytest.raises(AdvisorError) as raised:
         parse_topology(path.read_text(), source=path)
     assert "t.yaml:5:" in str(raised.value) and "cpu_ms_per_message" in str(raised.value)
+
+
+def test_the_limit_that_binds_is_the_one_that_binds_at_the_writers_message_rate():
+    # RTT 20 ms everywhere; the design's windows let the writer send a few hundred messages a
+    # second (ClusterEval.writer_messages_per_s). b spends 0.25 ms on each message and 0.01 on
+    # each write set: alone 100 / 0.26 = 385/s, but once the writer's messages run out the
+    # write sets share them, and at M messages a second b keeps up with (100 - 0.25 M) / 0.01
+    # (3,400/s at 263). c spends 0.2 ms on each write set: 500/s however they travel. At the
+    # peak of 600/s c binds, though b alone keeps up with fewer.
+    text = textwrap.dedent(
+        """\
+        name: two-limits
+        sites:
+          - {name: a, nodes: 3}
+          - {name: b, nodes: 3, writes: false, cpu_limit_cores: 0.1, cpu_ms_per_writeset: 0.01,
+             cpu_ms_per_message: 0.25}
+          - {name: c, nodes: 3, writes: false, cpu_limit_cores: 0.1, cpu_ms_per_writeset: 0.2}
+        links:
+          - {sites: [a, b], measurements: [{method: icmp, samples_ms: [20, 20.1]}]}
+          - {sites: [a, c], measurements: [{method: icmp, samples_ms: [20, 20.1]}]}
+          - {sites: [b, c], measurements: [{method: icmp, samples_ms: [20, 20.1]}]}
+        workload: {commits_per_s: {avg: 300, peak: 600}}
+        """
+    )
+    found = [f for f in recommend(parse_topology(text)).findings if f.rule == "CPU-QUOTA"]
+    single = next(f for f in found if f.option == "single_cluster")
+    assert single.values["messages_per_s"] < 350  # the premise: b shares its messages
+    assert single.subject == "c"
+    assert single.values["capacity_per_s"] == pytest.approx(500.0)

@@ -136,7 +136,12 @@ class Clusters:
         fc_members = _fc_members(
             [self._sites[s] for s in sites], arbitrator, self.topology.galera.flavor
         )
-        quota_site, quota = _tightest_quota([self._sites[s] for s in sites])
+        messages_per_s = (
+            pipeline.most_messages_per_s(self.sampling.user_window, float(np.mean(paths[writer])))
+            if writer
+            else math.inf
+        )
+        quota_site, quota = _tightest_quota([self._sites[s] for s in sites], messages_per_s)
         slow_member = None
         if slow[0] is not None:
             limit, factor, single = self.sampling.fc_options
@@ -371,14 +376,22 @@ def _fc_members(sites: Sequence[Site], arbitrator: str | None, flavor: str) -> i
     return sum(site.nodes for site in sites) + (1 if garbd else 0)
 
 
-def _tightest_quota(sites: Sequence[Site]) -> tuple[str | None, CpuQuota | None]:
+def _tightest_quota(
+    sites: Sequence[Site], messages_per_s: float
+) -> tuple[str | None, CpuQuota | None]:
     """The data site held to a CPU quota whose nodes keep up with the fewest write sets a
-    second, and its quota; (None, None) when no site gives one. Every member receives every
-    write set, the writer's node included."""
-    held = [(site.name, site.cpu_quota) for site in sites if site.nodes and site.cpu_quota]
+    second, the writer sending at most ``messages_per_s`` [1/s] messages
+    (:meth:`CpuQuota.capacity_at`), and its quota; (None, None) when no site gives one. Every
+    member receives every write set, the writer's node included. At the writer's message
+    rate, not one write set a message: a node that spends most of its CPU on each message
+    keeps up with far more write sets once they share messages than one that spends it on
+    each write set, though alone it keeps up with fewer."""
+    held = [
+        (site.name, quota) for site in sites if site.nodes and (quota := site.cpu_quota) is not None
+    ]
     if not held:
         return None, None
-    return min(held, key=lambda pair: pair[1].capacity_per_s if pair[1] else math.inf)
+    return min(held, key=lambda pair: pair[1].capacity_at(messages_per_s))
 
 
 def _primary_weight(sites: Sequence[Site], primary: str) -> dict[str, int]:
