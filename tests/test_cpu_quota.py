@@ -245,3 +245,44 @@ def test_the_limit_that_binds_is_the_one_that_binds_at_the_writers_message_rate(
     assert single.values["messages_per_s"] < 350  # the premise: b shares its messages
     assert single.subject == "c"
     assert single.values["capacity_per_s"] == pytest.approx(500.0)
+
+
+def test_bursts_below_the_capacity_stall_the_write_sets_beyond_a_periods_budget():
+    quota = CpuQuota(limit_cores=0.1, cpu_ms_per_writeset=0.5)  # 20 write sets a period
+    # A budget of no whole write set: every write set waits, half a period on average
+    # (uniform arrivals wait for the period's end).
+    starved = CpuQuota(limit_cores=0.001, cpu_ms_per_writeset=0.5).stalls(30.0)
+    assert starved.stalled_share == pytest.approx(1.0)
+    assert starved.mean_wait_ms == pytest.approx(50.0)
+    # 180/s: 18 a period on average. The same by simulation: Poisson periods, uniform
+    # arrivals, the 21st and later of a period waiting for its end.
+    rng = np.random.default_rng(7)
+    counts = rng.poisson(18.0, 200_000)
+    late, waited = 0, 0.0
+    for n in counts[counts > 20]:
+        times = np.sort(rng.uniform(0.0, 100.0, n))[20:]
+        late += times.size
+        waited += float(np.sum(100.0 - times))
+    stalls = quota.stalls(180.0)
+    assert stalls.stalled_share == pytest.approx(late / counts.sum(), rel=0.03)
+    assert stalls.mean_wait_ms == pytest.approx(waited / late, rel=0.03)
+    assert stalls.throttled_share == pytest.approx(np.mean(counts > 20), rel=0.02)
+    # Fewer write sets, fewer bursts past the budget.
+    assert quota.stalls(100.0).stalled_share < 0.001 < stalls.stalled_share
+
+
+def test_a_limit_the_peak_stays_under_still_warns_of_its_bursts():
+    def found(limit: float, peak: int) -> list:
+        site = f"{{name: c, nodes: 3, cpu_limit_cores: {limit}, cpu_ms_per_writeset: 0.5}}"
+        text = _topology(site).replace("{avg: 300, peak: 600}", f"{{avg: 100, peak: {peak}}}")
+        return [f for f in recommend(parse_topology(text)).findings if f.rule.startswith("CPU")]
+
+    bursts = next(f for f in found(0.1, 180) if f.option == "single_cluster")
+    assert bursts.rule == "CPU-QUOTA-BURSTS" and bursts.severity == "warning"
+    assert bursts.values["stalled_share"] == pytest.approx(0.05, abs=0.002)
+    assert bursts.values["load_share"] == pytest.approx(0.9)
+    needed = bursts.values["needed_cores"]
+    assert not [f for f in found(needed, 180) if f.option == "single_cluster"]
+    # above the capacity it is CPU-QUOTA's blocker alone
+    assert {f.rule for f in found(0.1, 600)} == {"CPU-QUOTA"}
+    assert not found(0.1, 100)  # 10 a period against 20: under one commit in a thousand

@@ -37,7 +37,7 @@ held to two slices it used 96 to 99 of 100.
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_PERIOD_MS", "CpuQuota", "Throttle"]
+__all__ = ["DEFAULT_PERIOD_MS", "CpuQuota", "Stalls", "Throttle"]
 
 import math
 from dataclasses import dataclass
@@ -112,11 +112,65 @@ class CpuQuota:
         CPU at a time: the longest a commit waits for it (a limit of a CPU or more: none)."""
         return self.period_ms * max(0.0, 1.0 - self.limit_cores)
 
+    def stalls(self, writesets_per_s: float, most_messages_per_s: float = math.inf) -> Stalls:
+        """What the limit costs write sets arriving at random at ``writesets_per_s`` [1/s],
+        below what it keeps up with on average (:meth:`capacity_at`): in a period that
+        brings more than its budget takes in, the rest wait for the next period.
+
+        Arrivals are a Poisson process, the usual model of many independent clients: a
+        period brings ``N ~ Poisson(rate x period)`` write sets, spread uniformly over it,
+        and the budget takes in the first ``B`` (:meth:`writesets_per_period`, whole). The
+        ``N - B`` later ones wait from their arrival to the period's end: given ``N = n``,
+        the ``i``-th of ``n`` uniform arrivals comes at ``period x i / (n + 1)`` on
+        average, so they wait ``period x (n - B)(n - B + 1) / (2 (n + 1))`` in all. The
+        member is taken to work instantly until its budget is spent and a period's
+        stragglers not to crowd the next one (both hold well below the capacity), and the
+        clients not to slow down when stalled, as clients of an open rate do not: an
+        estimate from the quota and the rate, for a member that works one CPU at a time.
+
+        >>> quota = CpuQuota(limit_cores=0.1, cpu_ms_per_writeset=0.5)  # 20 a period
+        >>> calm = quota.stalls(100.0)                                  # 10 a period
+        >>> round(calm.stalled_share, 4), round(calm.throttled_share, 4)
+        (0.0003, 0.0016)
+        >>> busy = quota.stalls(180.0)                                  # 18 a period
+        >>> round(busy.stalled_share, 3), round(busy.mean_wait_ms, 1)
+        (0.05, 11.1)
+        """
+        import numpy as np
+
+        budget = math.floor(self.writesets_per_period(most_messages_per_s))
+        mean = writesets_per_s * self.period_ms / 1000.0
+        if mean <= 0.0:
+            return Stalls(0.0, 0.0, 0.0)
+        # Poisson probabilities to 12 standard deviations above the mean, by the ratio of
+        # consecutive terms in logs: log p(n) = log p(n - 1) + log(mean) - log(n).
+        top = int(mean + 12.0 * math.sqrt(mean) + 30.0)
+        n = np.arange(top + 1, dtype=float)
+        steps = np.log(mean) - np.log(np.maximum(n, 1.0))
+        steps[0] = -mean
+        probability = np.exp(np.cumsum(steps))
+        over = np.maximum(n - budget, 0.0)
+        late = float(np.sum(probability * over))
+        wait_periods = float(np.sum(probability * over * (over + 1.0) / (2.0 * (n + 1.0))))
+        throttled = float(np.sum(probability[n > budget]))
+        mean_wait_ms = wait_periods * self.period_ms / late if late > 0.0 else 0.0
+        return Stalls(late / mean, throttled, mean_wait_ms)
+
     def writesets_per_period(self, most_messages_per_s: float = math.inf) -> float:
         """Write sets one period's budget processes [count], the writer sending at most
         ``most_messages_per_s`` [1/s] messages (:meth:`capacity_at`; by default each write
         set in a message of its own)."""
         return self.capacity_at(most_messages_per_s) * self.period_ms / 1000.0
+
+
+@dataclass(frozen=True)
+class Stalls:
+    """Write sets that find their period's budget spent, at a rate below the capacity
+    (:meth:`CpuQuota.stalls`)."""
+
+    stalled_share: float  # of the write sets, those that wait for the next period [fraction]
+    throttled_share: float  # of the periods, those whose budget runs out [fraction]
+    mean_wait_ms: float  # how long a stalled write set waits for the next period [ms]
 
 
 class Throttle:

@@ -29,7 +29,7 @@ __all__ = [
 
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from advisor.engine import failover
@@ -38,6 +38,7 @@ from advisor.engine.failover import EventKind, Survival
 from advisor.engine.metrics import ClusterEval, Option
 from advisor.model import flow_control as fc
 from advisor.model import membership, pipeline, quorum
+from advisor.model.cpu_quota import CpuQuota
 from advisor.model.provider_options import MAX_WINDOW, effective_options, format_duration
 from advisor.model.rtt import RttDistribution
 from advisor.rules.context import Context
@@ -569,6 +570,63 @@ def cpu_quota(ctx: Context, p: Params) -> Iterator[RuleHit]:
             stall_ms=quota.stall_ms,
             needed_cores=quota.cpu_ms_per_s(peak, messages) / 1000.0,
         )
+
+
+def cpu_quota_bursts(ctx: Context, p: Params) -> Iterator[RuleHit]:
+    """Below what a member's CPU limit keeps up with on average, the periods that bring more
+    write sets than its budget takes in stall the rest: a warning when more than
+    ``max_stalled_share`` of the commits at the peak wait for the next period
+    (:meth:`advisor.model.cpu_quota.CpuQuota.stalls`), with the limit that brings the share
+    under it."""
+    commits = ctx.topology.workload.commits_per_s
+    if commits is None:
+        return
+    peak = commits.design_value
+    for option, cluster in ctx.clusters():
+        quota, site = cluster.cpu_quota, cluster.quota_site
+        if quota is None or site is None or quota.limit_cores >= 1.0:
+            continue  # no limit, or one CPU or more: a node working one CPU at a time
+        capacity = cluster.quota_capacity_per_s
+        if peak > capacity:
+            continue  # CPU-QUOTA: the limit cannot carry the peak at all
+        messages = cluster.writer_messages_per_s
+        stalls = quota.stalls(peak, messages)
+        if stalls.stalled_share <= p["max_stalled_share"]:
+            continue
+        yield _cluster_hit(
+            option,
+            cluster,
+            site,
+            site=site,
+            limit_cores=quota.limit_cores,
+            period_ms=quota.period_ms,
+            writesets_per_period=quota.writesets_per_period(messages),
+            capacity_per_s=capacity,
+            peak_per_s=peak,
+            load_share=peak / capacity,
+            stalled_share=stalls.stalled_share,
+            stalled_pct=100.0 * stalls.stalled_share,
+            throttled_share=stalls.throttled_share,
+            throttled_pct=100.0 * stalls.throttled_share,
+            mean_wait_ms=stalls.mean_wait_ms,
+            stall_ms=quota.stall_ms,
+            max_stalled_pct=100.0 * p["max_stalled_share"],
+            needed_cores=_limit_for_stalls(quota, peak, messages, p["max_stalled_share"]),
+        )
+
+
+def _limit_for_stalls(
+    quota: CpuQuota, peak: float, messages_per_s: float, max_stalled_share: float
+) -> float:
+    """The least CPU limit [CPUs], to a hundredth, at which at most ``max_stalled_share`` of
+    the write sets at ``peak`` [1/s] wait for the next period (the share falls as the limit
+    grows); one CPU at most, where a node working one CPU at a time stalls no more."""
+    low, high = quota.limit_cores, 1.0
+    while high - low > 0.005:
+        mid = (low + high) / 2.0
+        stalls = replace(quota, limit_cores=mid).stalls(peak, messages_per_s)
+        low, high = (low, mid) if stalls.stalled_share <= max_stalled_share else (mid, high)
+    return math.ceil(high * 100.0) / 100.0
 
 
 def _flow_control_remedies(

@@ -38,6 +38,7 @@ CHECKS: dict[str, Check] = {
     "BANDWIDTH": cluster.bandwidth,
     "FLOW-CONTROL": cluster.flow_control,
     "CPU-QUOTA": cluster.cpu_quota,
+    "CPU-QUOTA-BURSTS": cluster.cpu_quota_bursts,
     "HOT-ROW-RATE": hot_row.hot_row_rate,
     "HOT-ROW-QUEUE": hot_row.hot_row_queue,
     "HOT-ROW-CONFLICTS": hot_row.hot_row_conflicts,
