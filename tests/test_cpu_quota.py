@@ -286,3 +286,20 @@ def test_a_limit_the_peak_stays_under_still_warns_of_its_bursts():
     # above the capacity it is CPU-QUOTA's blocker alone
     assert {f.rule for f in found(0.1, 600)} == {"CPU-QUOTA"}
     assert not found(0.1, 100)  # 10 a period against 20: under one commit in a thousand
+
+
+def test_the_commit_latency_tail_carries_the_stalls_of_a_limit_below_the_peak():
+    def commit(site: str) -> dict[str, float]:
+        text = _topology(site).replace("{avg: 300, peak: 600}", "{avg: 100, peak: 180}")
+        option = recommend(parse_topology(text)).options[0]
+        assert option.architecture == "single_cluster"
+        return option.commit_latency_ms
+
+    plain = commit("{name: c, nodes: 3}")
+    held = commit("{name: c, nodes: 3, cpu_limit_cores: 0.1, cpu_ms_per_writeset: 0.5}")
+    roomy = commit("{name: c, nodes: 3, cpu_limit_cores: 0.5, cpu_ms_per_writeset: 0.5}")
+    # 18 write sets a period against a budget of 20: 5 % of the commits wait for the next
+    # period, 11 ms on average (CpuQuota.stalls), so the p99 is a stall and the median not
+    assert held["p50"] == pytest.approx(plain["p50"], abs=0.1)
+    assert held["p99"] > plain["p99"] + 10.0
+    assert roomy == plain  # 100 a period: no period runs out at 18 on average

@@ -121,8 +121,15 @@ class Clusters:
                 if weights:
                     site_failures, node_failures = self._failures(sites, None, writers, weights)
         members = self._members(sites, arbitrator, weights)
-        by_site = {site: summarise(draws) for site, draws in commit.items()}
         writer = self.writer_site(writers)
+        messages_per_s = (
+            pipeline.most_messages_per_s(self.sampling.user_window, float(np.mean(paths[writer])))
+            if writer
+            else math.inf
+        )
+        quota_site, quota = _tightest_quota([self._sites[s] for s in sites], messages_per_s)
+        commit = self._stalled(commit, quota_site, quota, messages_per_s)
+        by_site = {site: summarise(draws) for site, draws in commit.items()}
         local_ms = self._local_ms[writer] if writer else self.sampling.local_commit_ms
         commits = self.topology.workload.commits_per_s
         deps = self.topology.workload.cert_deps_distance
@@ -136,12 +143,6 @@ class Clusters:
         fc_members = _fc_members(
             [self._sites[s] for s in sites], arbitrator, self.topology.galera.flavor
         )
-        messages_per_s = (
-            pipeline.most_messages_per_s(self.sampling.user_window, float(np.mean(paths[writer])))
-            if writer
-            else math.inf
-        )
-        quota_site, quota = _tightest_quota([self._sites[s] for s in sites], messages_per_s)
         slow_member = None
         if slow[0] is not None:
             limit, factor, single = self.sampling.fc_options
@@ -220,6 +221,26 @@ class Clusters:
         survive_site = self.topology.requirements.survive == "site"
         site_failures = quorum.site_failures(weights, set(writers)) if survive_site else []
         return site_failures, quorum.node_loss_failures(members)
+
+    def _stalled(
+        self,
+        commit: dict[str, FloatArray],
+        quota_site: str | None,
+        quota: CpuQuota | None,
+        messages_per_s: float,
+    ) -> dict[str, FloatArray]:
+        """Each writer site's commit draws with the waits of a member held to a CPU limit
+        under one CPU, at the peak (at most what the limit keeps up with): a commit that comes
+        once its period's budget is spent waits for the next period, and every commit waits
+        for every member (:meth:`CpuQuota.stall_draws`; CPU-QUOTA-BURSTS). The same draws
+        for every site: one cluster, one throttled member."""
+        commits = self.topology.workload.commits_per_s
+        if quota is None or quota_site is None or quota.limit_cores >= 1.0 or commits is None:
+            return commit
+        rate = min(commits.design_value, quota.capacity_at(messages_per_s))
+        rng = galera.stream_rng(quota_site, 5)
+        extra = quota.stall_draws(rate, messages_per_s, rng, self.sampling.draws)
+        return {site: draws + extra for site, draws in commit.items()}
 
     def _commits(
         self, sites: tuple[str, ...], arbitrator: str | None, writers: tuple[str, ...]

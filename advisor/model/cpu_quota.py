@@ -41,6 +41,11 @@ __all__ = ["DEFAULT_PERIOD_MS", "CpuQuota", "Stalls", "Throttle"]
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy is imported where used: the input models import this module
+    import numpy as np
+    import numpy.typing as npt
 
 # The CFS period Kubernetes sets and the kernel's default (cpu.cfs_period_us = 100000):
 # https://docs.kernel.org/scheduler/sched-bwc.html.
@@ -155,6 +160,34 @@ class CpuQuota:
         throttled = float(np.sum(probability[n > budget]))
         mean_wait_ms = wait_periods * self.period_ms / late if late > 0.0 else 0.0
         return Stalls(late / mean, throttled, mean_wait_ms)
+
+    def stall_draws(
+        self,
+        writesets_per_s: float,
+        most_messages_per_s: float,
+        rng: np.random.Generator,
+        draws: int,
+    ) -> npt.NDArray[np.float64]:
+        """What the budget's running out adds to each of ``draws`` commits [ms], at the rate
+        and under the model of :meth:`stalls`: a commit comes at a uniform point ``u`` of its
+        period, after a Poisson number of the period's others with mean ``rate x period x
+        u``; when those fill the budget's whole write sets it waits the rest of the period,
+        ``period x (1 - u)``; otherwise nothing. ``rng`` gives the draws (the same seed, the
+        same draws).
+
+        >>> import numpy as np
+        >>> quota = CpuQuota(limit_cores=0.1, cpu_ms_per_writeset=0.5)  # 20 a period
+        >>> extra = quota.stall_draws(180.0, math.inf, np.random.default_rng(1), 200_000)
+        >>> round(float(np.mean(extra > 0)), 2), round(float(np.mean(extra[extra > 0])))
+        (0.05, 11)
+        """
+        import numpy as np
+
+        budget = math.floor(self.writesets_per_period(most_messages_per_s))
+        mean = writesets_per_s * self.period_ms / 1000.0
+        at = rng.random(draws)
+        before = rng.poisson(mean * at)
+        return np.where(before >= budget, self.period_ms * (1.0 - at), 0.0)
 
     def writesets_per_period(self, most_messages_per_s: float = math.inf) -> float:
         """Write sets one period's budget processes [count], the writer sending at most

@@ -120,7 +120,14 @@ def stream_uniforms(name: str, stream: int, draws: int) -> FloatArray:
     numpy.ndarray
         ``draws`` levels in [0, 1).
     """
-    return np.random.default_rng([_SEED, zlib.crc32(name.encode()), stream]).random(draws)
+    return stream_rng(name, stream).random(draws)
+
+
+def stream_rng(name: str, stream: int) -> np.random.Generator:
+    """The generator of a named stream of its own (:func:`stream_uniforms`; stream 5: a
+    member's CPU periods, :meth:`advisor.model.cpu_quota.CpuQuota.stall_draws`), seeded
+    alike in every evaluation."""
+    return np.random.default_rng([_SEED, zlib.crc32(name.encode()), stream])
 
 
 def size_uniforms(draws: int) -> FloatArray:
