@@ -530,18 +530,25 @@ def _more_appliers(cluster: ClusterEval, site: str, peak: float, deps: float | N
     )
 
 
+def _limited_clusters(
+    ctx: Context,
+) -> Iterator[tuple[Option, ClusterEval, CpuQuota, str, float]]:
+    """Each option's clusters with a member held to a CPU limit: the option, the cluster,
+    the limit that binds, its site and the workload's peak [1/s]; none without a peak."""
+    commits = ctx.topology.workload.commits_per_s
+    if commits is None:
+        return
+    for option, cluster in ctx.clusters():
+        quota, site = cluster.cpu_quota, cluster.quota_site
+        if quota is not None and site is not None:
+            yield option, cluster, quota, site, commits.design_value
+
+
 def cpu_quota(ctx: Context, p: Params) -> Iterator[RuleHit]:
     """A member held to a CPU limit keeps up with fewer write sets than the peak: every
     commit of its cluster waits while the member is throttled (:mod:`advisor.model.cpu_quota`):
     which site, its limit and cost, the rate it keeps up with, and the remedies ranked."""
-    commits = ctx.topology.workload.commits_per_s
-    if commits is None:
-        return
-    peak = commits.design_value
-    for option, cluster in ctx.clusters():
-        quota, site = cluster.cpu_quota, cluster.quota_site
-        if quota is None or site is None:
-            continue
+    for option, cluster, quota, site, peak in _limited_clusters(ctx):
         capacity = cluster.quota_capacity_per_s
         if peak <= p["max_quota_share"] * capacity:
             continue
@@ -578,14 +585,9 @@ def cpu_quota_bursts(ctx: Context, p: Params) -> Iterator[RuleHit]:
     ``max_stalled_share`` of the commits at the peak wait for the next period
     (:meth:`advisor.model.cpu_quota.CpuQuota.stalls`), with the limit that brings the share
     under it."""
-    commits = ctx.topology.workload.commits_per_s
-    if commits is None:
-        return
-    peak = commits.design_value
-    for option, cluster in ctx.clusters():
-        quota, site = cluster.cpu_quota, cluster.quota_site
-        if quota is None or site is None or quota.limit_cores >= 1.0:
-            continue  # no limit, or one CPU or more: a node working one CPU at a time
+    for option, cluster, quota, site, peak in _limited_clusters(ctx):
+        if quota.limit_cores >= 1.0:
+            continue  # one CPU or more: the model's member works one CPU at a time
         capacity = cluster.quota_capacity_per_s
         if peak > capacity:
             continue  # CPU-QUOTA: the limit cannot carry the peak at all
