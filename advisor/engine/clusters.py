@@ -128,7 +128,12 @@ class Clusters:
             else math.inf
         )
         quota_site, quota = _tightest_quota([self._sites[s] for s in sites], messages_per_s)
-        commit = self._stalled(commit, quota_site, quota, messages_per_s)
+        peak = self.topology.workload.commits_per_s
+        if peak is not None and quota_site is not None and quota is not None:
+            stall = _stall_draws(
+                quota_site, quota, peak.design_value, messages_per_s, self.sampling.draws
+            )
+            commit = {site: draws + stall for site, draws in commit.items()}
         by_site = {site: summarise(draws) for site, draws in commit.items()}
         local_ms = self._local_ms[writer] if writer else self.sampling.local_commit_ms
         commits = self.topology.workload.commits_per_s
@@ -221,26 +226,6 @@ class Clusters:
         survive_site = self.topology.requirements.survive == "site"
         site_failures = quorum.site_failures(weights, set(writers)) if survive_site else []
         return site_failures, quorum.node_loss_failures(members)
-
-    def _stalled(
-        self,
-        commit: dict[str, FloatArray],
-        quota_site: str | None,
-        quota: CpuQuota | None,
-        messages_per_s: float,
-    ) -> dict[str, FloatArray]:
-        """Each writer site's commit draws with the waits of a member held to a CPU limit
-        under one CPU, at the peak (at most what the limit keeps up with): a commit that comes
-        once its period's budget is spent waits for the next period, and every commit waits
-        for every member (:meth:`CpuQuota.stall_draws`; CPU-QUOTA-BURSTS). The same draws
-        for every site: one cluster, one throttled member."""
-        commits = self.topology.workload.commits_per_s
-        if quota is None or quota_site is None or quota.limit_cores >= 1.0 or commits is None:
-            return commit
-        rate = min(commits.design_value, quota.capacity_at(messages_per_s))
-        rng = galera.stream_rng(quota_site, 5)
-        extra = quota.stall_draws(rate, messages_per_s, rng, self.sampling.draws)
-        return {site: draws + extra for site, draws in commit.items()}
 
     def _commits(
         self, sites: tuple[str, ...], arbitrator: str | None, writers: tuple[str, ...]
@@ -413,6 +398,22 @@ def _tightest_quota(
     if not held:
         return None, None
     return min(held, key=lambda pair: pair[1].capacity_at(messages_per_s))
+
+
+def _stall_draws(
+    site: str, quota: CpuQuota, peak_per_s: float, messages_per_s: float, draws: int
+) -> FloatArray | float:
+    """What a member held to a CPU limit under one CPU adds to each commit draw at the peak,
+    or at most what the limit keeps up with [ms]: a commit that comes once its period's
+    budget is spent waits for the next period, and every commit waits for every member
+    (:meth:`CpuQuota.stall_draws`; CPU-QUOTA-BURSTS). The same draws for every writer site
+    and evaluation: one cluster, one throttled member (stream 5 of ``site``). A limit of one
+    CPU or more adds nothing: the model's member works one CPU at a time."""
+    if quota.limit_cores >= 1.0:
+        return 0.0
+    rate = min(peak_per_s, quota.capacity_at(messages_per_s))
+    rng = galera.stream_rng(site, 5)
+    return quota.stall_draws(rate, messages_per_s, rng, draws)
 
 
 def _primary_weight(sites: Sequence[Site], primary: str) -> dict[str, int]:
