@@ -1650,6 +1650,63 @@ def _applier_threads_all_rows(case: Mapping[str, Any]) -> list[Row]:
     return _applier_threads_rows(case) + _applier_threads_closed_loop_rows(case)
 
 
+# Where the product misses a run of cpu-limit-bursts-rtt2 and why (quantity -> known_wrong).
+_BURSTS_WRONG = {
+    "Y2, 300/s, n3 cpu 10 %: commits over 10 ms (share)": (
+        "the waits, not the periods: the product's share of periods that run out fits (2.7 % "
+        "against the lab's 7 of 201, 3.5 %), but its stalled commits come after a budget's "
+        "worth of write sets, late in their period, and wait 5.9 ms on average, most under 10 "
+        "ms (0.08 % over 10 ms of 0.26 % stalled); the lab's 23 commits over 10 ms waited 21 "
+        "ms on average, as if n3's budget ran out earlier in the period than its write sets "
+        "alone would spend it (its other threads' CPU counts against the same quota)"
+    ),
+    "Y3, 360/s, n3 cpu 10 %: commits over 10 ms (share)": (
+        "the CPU a write set costs n3: from cpu-cost-split's split (0.245 ms at one write set a "
+        "message, fitted on runs throttled in most periods) a period's budget takes 40 write "
+        "sets, and at 36 a period on average 19 % of the periods run out; n3 spent 0.205 ms a "
+        "write set in this run (48 a budget), and was throttled in 7.5 % of the periods. At 87 "
+        "% of the split's capacity the share stalled turns on that cost (the measured one "
+        "gives 0.14 %, the lab 0.42 %)"
+    ),
+}
+
+
+def _cpu_limit_bursts_rows(case: Mapping[str, Any]) -> list[Row]:
+    """lab-runs.yaml cpu-limit-bursts-rtt2: the share of n1's commits that took over 10 ms
+    at an open rate below what n3's CPU limit keeps up with, as a user states it: the peak
+    (``workload.commits_per_s``), n3's limit and cpu-cost-split's split of its cost
+    (``sites[].cpu_limit_cores``, ``cpu_ms_per_message``, ``cpu_ms_per_writeset``), the
+    lab's local commit; the product's share is that of its commit draws, which carry the
+    stalls of the periods whose budget runs out
+    (:meth:`advisor.model.cpu_quota.CpuQuota.stall_draws`). Rows for the runs whose slow
+    commits are the limit's: Y1's came from flow control and Y4 had none (:data:`DROPPED`)."""
+    split = _cpu_split(_case("lab-runs.yaml", "cpu-cost-split"))
+    rows = []
+    for entry in case["measured"]:
+        if entry["n3"] == "no limit" or entry["flow_control_paused_s"] > 0.0:
+            continue
+        rate = float(entry["rate_per_s"])
+        topology = _cluster(
+            _equal(_rtt(entry)),
+            writeset_bytes=WRITE_ONLY_WRITESET_BYTES,
+            bandwidth_mbps=LAB_BANDWIDTH_MBPS,
+            provider_options=_windows(case, {}),
+            workload={
+                "commits_per_s": {"avg": rate, "peak": rate},
+                "local_commit_ms": _local_commit_ms(WRITE_ONLY_WRITESET_BYTES),
+            },
+        )
+        _set_n3(topology, **_n3_limit(entry, split))
+        share, _ = run(topology).commits_over("n1", 10.0)
+        quantity = f"{entry['run']}, {rate:g}/s, n3 {entry['n3']}: commits over 10 ms (share)"
+        why = "commits at an open rate; n3's busier periods stall those beyond its budget"
+        rows.append(
+            Row(f"lab {case['id']}", quantity, "1", LAB_LATENCY, share,
+                entry["over_10_ms"]["share"], why, _BURSTS_WRONG.get(quantity, ""))
+        )  # fmt: skip
+    return rows
+
+
 # lab-runs.yaml cases with a builder of their own: what their commands record (several n3
 # settings, drains) is more than :func:`lab_run_setup` reads.
 LAB_RUN_BUILDERS = {
@@ -1658,6 +1715,7 @@ LAB_RUN_BUILDERS = {
     "flow-control-applier-threads": _applier_threads_all_rows,
     "held-out-slow-member-rtt20": _held_out_slow_member_rows,
     "cpu-cost-split": _cpu_split_rows,
+    "cpu-limit-bursts-rtt2": _cpu_limit_bursts_rows,
     "row-locks-special-vs-uniform-rtt20": _rand_type_rows,
 }
 
@@ -2016,6 +2074,14 @@ DROPPED = (
         "no input for them: a row's n3 applies at the rate its drains measured, and no drain "
         "ran at these settings; they split part B's two settings to tell which one V2's lower "
         "rate was (351 and 392/s against the equal runs' 342 and 344: neither)",
+    ),
+    Dropped(
+        "lab cpu-limit-bursts-rtt2",
+        "Y1 (250/s) and Y4 (no limit): their commits over 10 ms",
+        "not the limit's stalls: Y1's slow commits (0.33 %) came from flow control (n1 "
+        "paused 55 ms in all, n3 throttled in none of 200 periods), and Y4 had none over 10 "
+        "ms, as the product's draws without a limit; their p99s (5.42 and 5.16 ms, the product "
+        "3.85) show the commit's own spread on a jitter-free link, which the product lacks",
     ),
     Dropped(
         "lab tcp-request-response-rtt10",
