@@ -1653,8 +1653,8 @@ def _applier_threads_all_rows(case: Mapping[str, Any]) -> list[Row]:
 # Where the product misses a run of cpu-limit-bursts-rtt2 and why (quantity -> known_wrong).
 _BURSTS_WRONG = {
     "Y2, 300/s, n3 cpu 10 %: commits over 10 ms (share)": (
-        "the waits, not the periods: the product's share of periods that run out fits (2.7 % "
-        "against the lab's 7 of 201, 3.5 %), but its stalled commits come after a budget's "
+        "the waits more than the periods: the product's share of periods that run out is near "
+        "the lab's (2.7 % against 7 of 201, 3.5 %), but its stalled commits come after a budget's "
         "worth of write sets, late in their period, and wait 5.9 ms on average, most under 10 "
         "ms (0.08 % over 10 ms of 0.26 % stalled); the lab's 23 commits over 10 ms waited 21 "
         "ms on average, as if n3's budget ran out earlier in the period than its write sets "
