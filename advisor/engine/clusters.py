@@ -22,6 +22,7 @@ from advisor.engine.metrics import (
     Percentiles,
     safe_period_ms,
     summarise,
+    writer_messages_per_s,
 )
 from advisor.inputs.topology import Site, Topology
 from advisor.model import flow_control, galera, pipeline, quorum, tcp
@@ -122,21 +123,16 @@ class Clusters:
                     site_failures, node_failures = self._failures(sites, None, writers, weights)
         members = self._members(sites, arbitrator, weights)
         writer = self.writer_site(writers)
-        messages_per_s = (
-            pipeline.most_messages_per_s(self.sampling.user_window, float(np.mean(paths[writer])))
-            if writer
-            else math.inf
-        )
+        commits = self.topology.workload.commits_per_s
+        messages_per_s = writer_messages_per_s(self.sampling.user_window, paths, writer)
         quota_site, quota = _tightest_quota([self._sites[s] for s in sites], messages_per_s)
-        peak = self.topology.workload.commits_per_s
-        if peak is not None and quota_site is not None and quota is not None:
+        if commits is not None and quota_site is not None and quota is not None:
             stall = _stall_draws(
-                quota_site, quota, peak.design_value, messages_per_s, self.sampling.draws
+                quota_site, quota, commits.design_value, messages_per_s, self.sampling.draws
             )
             commit = {site: draws + stall for site, draws in commit.items()}
         by_site = {site: summarise(draws) for site, draws in commit.items()}
         local_ms = self._local_ms[writer] if writer else self.sampling.local_commit_ms
-        commits = self.topology.workload.commits_per_s
         deps = self.topology.workload.cert_deps_distance
         given = self.topology.galera.applier_threads
         threads = given or flow_control.design_applier_threads(
@@ -402,15 +398,12 @@ def _tightest_quota(
 
 def _stall_draws(
     site: str, quota: CpuQuota, peak_per_s: float, messages_per_s: float, draws: int
-) -> FloatArray | float:
-    """What a member held to a CPU limit under one CPU adds to each commit draw at the peak,
-    or at most what the limit keeps up with [ms]: a commit that comes once its period's
-    budget is spent waits for the next period, and every commit waits for every member
+) -> FloatArray:
+    """What a member held to a CPU limit adds to each commit draw at the peak, or at most
+    what the limit keeps up with [ms]: a commit that comes once its period's budget is spent
+    waits for the next period, and every commit waits for every member
     (:meth:`CpuQuota.stall_draws`; CPU-QUOTA-BURSTS). The same draws for every writer site
-    and evaluation: one cluster, one throttled member (stream 5 of ``site``). A limit of one
-    CPU or more adds nothing: the model's member works one CPU at a time."""
-    if quota.limit_cores >= 1.0:
-        return 0.0
+    and evaluation: one cluster, one throttled member (stream 5 of ``site``)."""
     rate = min(peak_per_s, quota.capacity_at(messages_per_s))
     rng = galera.stream_rng(site, 5)
     return quota.stall_draws(rate, messages_per_s, rng, draws)

@@ -23,6 +23,7 @@ __all__ = [
     "Percentiles",
     "Throughput",
     "summarise",
+    "writer_messages_per_s",
 ]
 
 import math
@@ -58,6 +59,16 @@ def summarise(draws: FloatArray, keys: Sequence[str] = REPORTED) -> Percentiles:
 def worst(per_site: Sequence[Mapping[str, float]]) -> Percentiles:
     """Key by key, the worst of several percentile maps (empty when there are none)."""
     return {k: max(p[k] for p in per_site) for k in REPORTED} if per_site else {}
+
+
+def writer_messages_per_s(
+    user_window: int, path_ms: Mapping[str, FloatArray], writer_site: str | None
+) -> float:
+    """The most messages a second a cluster's writer sends (:func:`pipeline.most_messages_per_s`
+    over its mean commit path) [1/s]; infinite without a writer."""
+    if writer_site is None:
+        return math.inf
+    return pipeline.most_messages_per_s(user_window, float(np.mean(path_ms[writer_site])))
 
 
 @dataclass(frozen=True)
@@ -110,12 +121,8 @@ class ClusterEval:
 
     @property
     def writer_messages_per_s(self) -> float:
-        """The most messages a second its writer sends (:func:`pipeline.most_messages_per_s`)
-        [1/s]; infinite without a writer."""
-        if self.writer_site is None:
-            return math.inf
-        path_ms = float(np.mean(self.path_ms[self.writer_site]))
-        return pipeline.most_messages_per_s(self.user_window, path_ms)
+        """The most messages a second its writer sends [1/s] (:func:`writer_messages_per_s`)."""
+        return writer_messages_per_s(self.user_window, self.path_ms, self.writer_site)
 
     @property
     def quota_capacity_per_s(self) -> float:

@@ -131,7 +131,8 @@ class CpuQuota:
         member is taken to work instantly until its budget is spent and a period's
         stragglers not to crowd the next one (both hold well below the capacity), and the
         clients not to slow down when stalled, as clients of an open rate do not: an
-        estimate from the quota and the rate, for a member that works one CPU at a time.
+        estimate from the quota and the rate, for a member that works one CPU at a time, so
+        a limit of one CPU or more stalls nothing (as :attr:`stall_ms` says).
 
         >>> quota = CpuQuota(limit_cores=0.1, cpu_ms_per_writeset=0.5)  # 20 a period
         >>> calm = quota.stalls(100.0)                                  # 10 a period
@@ -143,9 +144,8 @@ class CpuQuota:
         """
         import numpy as np
 
-        budget = math.floor(self.writesets_per_period(most_messages_per_s))
-        mean = writesets_per_s * self.period_ms / 1000.0
-        if mean <= 0.0:
+        budget, mean = self._period_load(writesets_per_s, most_messages_per_s)
+        if mean <= 0.0 or self.stall_ms <= 0.0:
             return Stalls(0.0, 0.0, 0.0)
         # Poisson probabilities to 12 standard deviations above the mean, by the ratio of
         # consecutive terms in logs: log p(n) = log p(n - 1) + log(mean) - log(n).
@@ -172,8 +172,8 @@ class CpuQuota:
         and under the model of :meth:`stalls`: a commit comes at a uniform point ``u`` of its
         period, after a Poisson number of the period's others with mean ``rate x period x
         u``; when those fill the budget's whole write sets it waits the rest of the period,
-        ``period x (1 - u)``; otherwise nothing. ``rng`` gives the draws (the same seed, the
-        same draws).
+        ``period x (1 - u)``; otherwise nothing, and nothing under a limit of one CPU or
+        more. ``rng`` gives the draws (the same seed, the same draws).
 
         >>> import numpy as np
         >>> quota = CpuQuota(limit_cores=0.1, cpu_ms_per_writeset=0.5)  # 20 a period
@@ -183,11 +183,18 @@ class CpuQuota:
         """
         import numpy as np
 
-        budget = math.floor(self.writesets_per_period(most_messages_per_s))
-        mean = writesets_per_s * self.period_ms / 1000.0
+        if self.stall_ms <= 0.0:
+            return np.zeros(draws)
+        budget, mean = self._period_load(writesets_per_s, most_messages_per_s)
         at = rng.random(draws)
         before = rng.poisson(mean * at)
         return np.where(before >= budget, self.period_ms * (1.0 - at), 0.0)
+
+    def _period_load(self, writesets_per_s: float, most_messages_per_s: float) -> tuple[int, float]:
+        """The whole write sets one period's budget takes in, and the write sets a period
+        brings on average at ``writesets_per_s`` [1/s]."""
+        budget = math.floor(self.writesets_per_period(most_messages_per_s))
+        return budget, writesets_per_s * self.period_ms / 1000.0
 
     def writesets_per_period(self, most_messages_per_s: float = math.inf) -> float:
         """Write sets one period's budget processes [count], the writer sending at most

@@ -544,6 +544,21 @@ def _limited_clusters(
             yield option, cluster, quota, site, commits.design_value
 
 
+def _quota_values(cluster: ClusterEval, quota: CpuQuota, site: str, peak: float) -> dict[str, Any]:
+    """The values CPU-QUOTA and CPU-QUOTA-BURSTS both state: the site, its limit, period and
+    stall, the write sets a period's budget takes in and the rate it keeps up with, the
+    writer sending at most its messages a second, and the peak."""
+    return {
+        "site": site,
+        "limit_cores": quota.limit_cores,
+        "period_ms": quota.period_ms,
+        "writesets_per_period": quota.writesets_per_period(cluster.writer_messages_per_s),
+        "capacity_per_s": cluster.quota_capacity_per_s,
+        "peak_per_s": peak,
+        "stall_ms": quota.stall_ms,
+    }
+
+
 def cpu_quota(ctx: Context, p: Params) -> Iterator[RuleHit]:
     """A member held to a CPU limit keeps up with fewer write sets than the peak: every
     commit of its cluster waits while the member is throttled (:mod:`advisor.model.cpu_quota`):
@@ -563,18 +578,12 @@ def cpu_quota(ctx: Context, p: Params) -> Iterator[RuleHit]:
             option,
             cluster,
             site,
-            site=site,
-            limit_cores=quota.limit_cores,
+            **_quota_values(cluster, quota, site, peak),
             cpu_ms_per_writeset=quota.cpu_ms_per_writeset,
             cpu_ms_per_message=quota.cpu_ms_per_message,
             messages_per_s=messages,
             spends=spends,
-            period_ms=quota.period_ms,
             budget_ms=quota.budget_ms,
-            writesets_per_period=quota.writesets_per_period(cluster.writer_messages_per_s),
-            capacity_per_s=capacity,
-            peak_per_s=peak,
-            stall_ms=quota.stall_ms,
             needed_cores=quota.cpu_ms_per_s(peak, messages) / 1000.0,
         )
 
@@ -586,8 +595,6 @@ def cpu_quota_bursts(ctx: Context, p: Params) -> Iterator[RuleHit]:
     (:meth:`advisor.model.cpu_quota.CpuQuota.stalls`), with the limit that brings the share
     under it."""
     for option, cluster, quota, site, peak in _limited_clusters(ctx):
-        if quota.limit_cores >= 1.0:
-            continue  # one CPU or more: the model's member works one CPU at a time
         capacity = cluster.quota_capacity_per_s
         if peak > capacity:
             continue  # CPU-QUOTA: the limit cannot carry the peak at all
@@ -599,19 +606,13 @@ def cpu_quota_bursts(ctx: Context, p: Params) -> Iterator[RuleHit]:
             option,
             cluster,
             site,
-            site=site,
-            limit_cores=quota.limit_cores,
-            period_ms=quota.period_ms,
-            writesets_per_period=quota.writesets_per_period(messages),
-            capacity_per_s=capacity,
-            peak_per_s=peak,
+            **_quota_values(cluster, quota, site, peak),
             load_share=peak / capacity,
             stalled_share=stalls.stalled_share,
             stalled_pct=100.0 * stalls.stalled_share,
             throttled_share=stalls.throttled_share,
             throttled_pct=100.0 * stalls.throttled_share,
             mean_wait_ms=stalls.mean_wait_ms,
-            stall_ms=quota.stall_ms,
             max_stalled_pct=100.0 * p["max_stalled_share"],
             needed_cores=_limit_for_stalls(quota, peak, messages, p["max_stalled_share"]),
         )
