@@ -1507,15 +1507,21 @@ def _write_only_topology(
         "baseline_txn_latency_ms": sql_ms,
         "row_writes": SYSBENCH_ROW_WRITES,
     }
+    return _write_only_cluster(rtt_ms, windows, {"clients": clients})
+
+
+def _write_only_cluster(
+    rtt_ms: float, windows: Mapping[str, int], load: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The lab's three equal nodes at ``rtt_ms`` with the case's windows, sysbench
+    oltp_write_only's write set and its measured local commit, under ``load`` (the
+    workload's ``clients``, or its ``commits_per_s`` at an open rate)."""
     return _cluster(
         _equal(rtt_ms),
         writeset_bytes=WRITE_ONLY_WRITESET_BYTES,
         bandwidth_mbps=LAB_BANDWIDTH_MBPS,
         provider_options=windows,
-        workload={
-            "clients": clients,
-            "local_commit_ms": _local_commit_ms(WRITE_ONLY_WRITESET_BYTES),
-        },
+        workload={**load, "local_commit_ms": _local_commit_ms(WRITE_ONLY_WRITESET_BYTES)},
     )
 
 
@@ -1686,16 +1692,8 @@ def _cpu_limit_bursts_rows(case: Mapping[str, Any]) -> list[Row]:
         if entry["n3"] == "no limit" or entry["flow_control_paused_s"] > 0.0:
             continue
         rate = float(entry["rate_per_s"])
-        topology = _cluster(
-            _equal(_rtt(entry)),
-            writeset_bytes=WRITE_ONLY_WRITESET_BYTES,
-            bandwidth_mbps=LAB_BANDWIDTH_MBPS,
-            provider_options=_windows(case, {}),
-            workload={
-                "commits_per_s": {"avg": rate, "peak": rate},
-                "local_commit_ms": _local_commit_ms(WRITE_ONLY_WRITESET_BYTES),
-            },
-        )
+        load = {"commits_per_s": {"avg": rate, "peak": rate}}
+        topology = _write_only_cluster(_rtt(entry), _windows(case, {}), load)
         _set_n3(topology, **_n3_limit(entry, split))
         share, _ = run(topology).commits_over("n1", 10.0)
         quantity = f"{entry['run']}, {rate:g}/s, n3 {entry['n3']}: commits over 10 ms (share)"
