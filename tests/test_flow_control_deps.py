@@ -127,3 +127,78 @@ def test_collect_leaves_out_a_distance_of_zero():
     text = evidence_to_yaml(evidence)
     assert "wsrep_cert_deps_distance" not in text  # neither the key nor the comment
     assert "this node sent 42 flow-control pauses" in text  # the rest is still said
+
+
+def _replica_channel(text: str, architecture: str):
+    """The option ``architecture`` of ``text`` and one of its channels whose replica is at c."""
+    analysis = analyse(parse_topology(text))
+    option = next(o for o in analysis.options if o.architecture == architecture)
+    links = [x for x in option.async_links if x.apply_site == "c"]
+    assert links
+    return analysis, links[0]
+
+
+def test_the_slow_site_as_a_replica_is_held_to_the_same_dependencies():
+    # c applies a commit of its own cluster in about 20 ms (its local commit); with a
+    # distance of 2.5 no more than 2.5 apply at once, as a member and as a replica:
+    # about 125/s against the peak of 600
+    _, link = _replica_channel(_with_deps(2.5), "per_site_clusters")
+    assert link.applier_threads == 3  # the design stops at ceil(2.5)
+    assert link.working_threads == 2.5
+    assert link.apply_capacity_per_s == pytest.approx(2.5 * 1000.0 / link.apply_ms)
+    assert link.apply_capacity_per_s < 130.0 and link.unbounded
+    result = recommend(parse_topology(_with_deps(2.5)))
+    found = [
+        f
+        for f in result.findings
+        if f.rule == "ASYNC-APPLY-CAPACITY" and f.option == "per_site_clusters"
+    ]
+    assert found, "the replica at c cannot apply the peak"
+    assert all(
+        "the write sets' dependencies (workload.cert_deps_distance) let about 2.5 apply at once"
+        in f.message
+        for f in found
+    )
+
+
+def test_without_the_distance_the_replica_takes_the_workers_it_needs():
+    # no bound known: the design sizes the workers to the peak and the replica keeps up
+    _, link = _replica_channel(_topology(SLOW_DR), "per_site_clusters")
+    assert link.cert_deps_distance is None
+    assert link.working_threads == link.applier_threads
+    assert link.apply_capacity_per_s > 600.0 and not link.unbounded
+
+
+def test_given_workers_beyond_the_distance_work_no_faster_and_the_finding_says_so():
+    text = _with_deps(2.5) + "replication: {applier_threads: 16}\n"
+    _, link = _replica_channel(text, "per_site_clusters")
+    assert link.applier_threads == 16 and link.working_threads == 2.5
+    result = recommend(parse_topology(text))
+    (finding, *_) = [f for f in result.findings if f.rule == "ASYNC-APPLY-CAPACITY"]
+    assert "it runs 16, of which the write sets' dependencies" in finding.message
+    assert "let about 2.5 work at once" in finding.message
+
+
+def test_flow_controls_replica_remedy_says_the_replica_lags_under_the_same_bound():
+    finding = _finding(_with_deps(2.5))
+    assert "as a replica it applies no faster (about 125 write sets/s" in finding.message
+    assert "its lag grows while the peak lasts (ASYNC-APPLY-CAPACITY)" in finding.message
+    # a bound loose enough for the peak leaves the remedy plain
+    assert "applies no faster" not in _finding(_with_deps(30)).message
+    assert "applies no faster" not in _finding(_topology(SLOW_DR)).message
+
+
+def test_the_generated_replica_workers_stop_at_the_distance_and_say_why():
+    plan = plan_configuration(analyse(parse_topology(_with_deps(2.5))), "per_site_clusters")
+    into_c = [
+        ch for link in plan.async_links for ch in link.channels if ch.replica_host.startswith("c")
+    ]
+    assert into_c
+    for channel in into_c:
+        (threads,) = [s for s in channel.appliers if s.name == "slave_parallel_threads"]
+        # c's one pool serves its channels from a and b: 3 each
+        assert threads.value == 3 * len(
+            [ch for ch in into_c if ch.replica_host == channel.replica_host]
+        )
+        assert "3 is as many as the write sets' dependencies let work at once" in threads.reason
+        assert "(workload.cert_deps_distance 2.5), too few to keep up" in threads.reason

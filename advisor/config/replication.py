@@ -88,6 +88,20 @@ def _applier_pools(
     return pools
 
 
+def _why_that_many(link: AsyncLink) -> str:
+    """Why the design runs the replica's appliers it does (advisor.engine.channels)."""
+    if link.applier_threads_needed is not None:
+        return f"{link.applier_threads} keep the p99 wait for a free one within one p99 apply"
+    if link.cert_deps_distance is not None:
+        bound = (
+            "as many as the write sets' dependencies let work at once "
+            f"(workload.cert_deps_distance {link.cert_deps_distance:g})"
+        )
+    else:
+        bound = "the design's most"
+    return f"{link.applier_threads} is {bound}, too few to keep up (ASYNC-APPLY-CAPACITY)"
+
+
 def _appliers(variant: Variant, link: AsyncLink, pool: int) -> list[Setting]:
     """The replica's parallel-apply settings, with why (advisor.engine.channels)."""
     if link.applier_threads_given:
@@ -96,12 +110,12 @@ def _appliers(variant: Variant, link: AsyncLink, pool: int) -> list[Setting]:
             "(replication.applier_threads)"
         )
     else:
-        why = (
+        load = (
             f"{link.applier_threads} per channel: {link.commits_per_s:.0f} commits/s at the "
             f"peak, each applied in {ms_text(link.apply_ms)} (a commit in this cluster), keep "
-            f"{link.appliers_busy * link.applier_threads:.1f} busy; {link.applier_threads} "
-            "keep the p99 wait for a free one within one p99 apply"
+            f"{link.commits_per_s * link.apply_ms / 1000.0:.1f} busy; "
         )
+        why = load + _why_that_many(link)
     if variant == "mariadb":
         total = (
             f"; the node's pool serves all its channels: {pool}"

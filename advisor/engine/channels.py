@@ -8,6 +8,9 @@ The workers applying in parallel are the user's (``replication.applier_threads``
 design's: the fewest, from the flavour's default, whose p99 wait for a free worker is no
 longer than a p99 apply
 (:func:`advisor.model.replication.applier_threads_needed`); the configuration sets that number.
+No more of them apply at once than the write sets' dependencies allow
+(``workload.cert_deps_distance``, :func:`advisor.model.flow_control.useful_applier_threads`):
+a transaction waits for the ones it depends on, whichever replication applies it.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from advisor.engine.evidence import LinkEvidence
 from advisor.engine.metrics import AsyncLink, FloatArray
 from advisor.engine.workload import WritesetSizes
 from advisor.inputs.topology import HotRow, Topology
-from advisor.model import replication
+from advisor.model import flow_control, replication
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,9 @@ class ChannelLoad:
     # Each hot row's owner site, name and required updates [1/s]: they apply in order on a
     # replica.
     row_rates: tuple[tuple[str, str, float], ...] = ()
+    # The write sets' dependency distance (workload.cert_deps_distance): no more appliers
+    # work at once on average [write sets]; None: not known, no bound.
+    cert_deps_distance: float | None = None
 
 
 def channel_load(
@@ -69,6 +75,7 @@ def channel_load(
         replication.default_applier_threads(topology.galera.flavor),
         topology.replication.applier_threads,
         tuple((owner(row), row.name, row.updates_per_s) for row in workload.hot_rows),
+        workload.cert_deps_distance,
     )
 
 
@@ -149,7 +156,7 @@ def _channel(
     apply_ms = {"p50": apply[0], "p99": apply[1]}
     mean_apply_ms = apply[2]
 
-    def lag(threads: int) -> replication.LagParts:
+    def lag(threads: float) -> replication.LagParts:
         """The lag's terms at p50 and p99 at once (arrays of two) [ms]."""
         return replication.lag_parts_ms(
             np.array([rtt_ms["p50"], rtt_ms["p99"]]),
@@ -166,16 +173,15 @@ def _channel(
         )
 
     # Waiting for a free applier may take at most a p99 apply: it at most doubles the apply.
+    # Threads beyond the dependencies' bound wait for the transactions they depend on.
     budget_ms = apply_ms["p99"]
+    useful = flow_control.useful_applier_threads(load.cert_deps_distance)
+    most = min(replication.MOST_APPLIER_THREADS, useful or replication.MOST_APPLIER_THREADS)
     needed = replication.applier_threads_needed(
-        load.commits_per_s,
-        mean_apply_ms,
-        budget_ms,
-        load.least_threads,
-        replication.MOST_APPLIER_THREADS,
+        load.commits_per_s, mean_apply_ms, budget_ms, min(load.least_threads, most), most
     )
-    threads = load.given_threads or needed or replication.MOST_APPLIER_THREADS
-    parts = lag(threads)
+    threads = load.given_threads or needed or most
+    parts = lag(min(threads, load.cert_deps_distance or threads))
     total = np.asarray(parts.total_ms)
 
     def at_p99(term: FloatArray | float) -> float:
@@ -200,6 +206,7 @@ def _channel(
         applier_threads_needed=needed,
         apply_utilisation=at_p99(parts.apply_utilisation),
         applier_threads_given=load.given_threads is not None,
+        cert_deps_distance=load.cert_deps_distance,
         in_order_per_s=hottest[0],
         in_order_row=hottest[1],
         bandwidth_mbps=float(over.effective_bandwidth_mbps),

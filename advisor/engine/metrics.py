@@ -192,6 +192,9 @@ class AsyncLink:
     applier_threads_needed: int | None = 1
     apply_utilisation: float = 0.0
     applier_threads_given: bool = False
+    # The write sets' dependency distance (workload.cert_deps_distance): no more appliers
+    # work at once on average [write sets]; None: not known, no bound.
+    cert_deps_distance: float | None = None
     # The hottest row whose updates cross this channel, and its rate [1/s]: they apply in
     # order, one commit of the receiving cluster each.
     in_order_per_s: float = 0.0
@@ -203,11 +206,18 @@ class AsyncLink:
     apply_site: str = ""
 
     @property
+    def working_threads(self) -> float:
+        """The appliers at work at once on average: those it runs, no more than the write
+        sets' dependencies allow (as :func:`advisor.model.flow_control.apply_capacity_per_s`
+        counts a Galera member's) [threads]."""
+        return min(float(self.applier_threads), self.cert_deps_distance or math.inf)
+
+    @property
     def apply_capacity_per_s(self) -> float:
         """The most transactions the replica applies a second [1/s]."""
         if self.apply_ms <= 0:
             return math.inf
-        return float(replication.apply_capacity_per_s(self.applier_threads, self.apply_ms))
+        return float(replication.apply_capacity_per_s(self.working_threads, self.apply_ms))
 
     @property
     def in_order_busy(self) -> float:

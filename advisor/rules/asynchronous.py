@@ -186,10 +186,20 @@ def appliers_why(link: AsyncLink) -> str:
     if link.appliers_busy >= 1.0:
         return (
             f"{link.commits_per_s:.0f} commits/s at {apply} keep "
-            f"{link.appliers_busy * link.applier_threads:.1f} appliers busy all the time; it "
-            f"runs {link.applier_threads}"
+            f"{link.appliers_busy * link.working_threads:.1f} appliers busy all the time; it "
+            f"runs {link.applier_threads}{_dependencies_bound(link)}"
         )
     return ""
+
+
+def _dependencies_bound(link: AsyncLink) -> str:
+    """Words on the dependencies' bound when it holds the appliers back; else empty."""
+    if link.working_threads >= link.applier_threads:
+        return ""
+    return (
+        f", of which the write sets' dependencies (workload.cert_deps_distance) let about "
+        f"{link.working_threads:g} work at once"
+    )
 
 
 def _appliers_fix(link: AsyncLink) -> tuple[str, str]:
@@ -199,6 +209,16 @@ def _appliers_fix(link: AsyncLink) -> tuple[str, str]:
             "nodes in one site), fewer updates of the row, or keeping the row's writers in "
             "one synchronous cluster do.",
             f"keep the writers of row {link.in_order_row} in one Galera cluster",
+        )
+    if link.applier_threads_needed is None and link.cert_deps_distance is not None:
+        return (
+            "More appliers do not help: the write sets' dependencies "
+            f"(workload.cert_deps_distance) let about {link.cert_deps_distance:g} apply at "
+            "once, "
+            "whatever the replication; receiving commits must get faster (faster nodes at "
+            f"{link.apply_site or 'the replica'}, or a replica cluster in one site) or the "
+            "channel carry less.",
+            "apply the channel in a cluster with faster commits",
         )
     if link.applier_threads_needed is None:
         return (

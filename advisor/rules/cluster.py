@@ -645,7 +645,7 @@ def _flow_control_remedies(
         f"(3) faster nodes at {site}: one apply within {max_ms:.2f} ms at "
         f"{cluster.applier_threads} threads",
         f"(4) {site} out of the cluster, as an asynchronous replica (per_site_clusters or "
-        "grouped_clusters)",
+        f"grouped_clusters){_replica_caveat(cluster, site, peak, deps)}",
     ]
     more = f"wsrep_slave_threads={threads} on {site}, " if threads > cluster.applier_threads else ""
     short = (
@@ -653,6 +653,23 @@ def _flow_control_remedies(
         "asynchronous replica"
     )
     return "; ".join(ranked), short
+
+
+def _replica_caveat(cluster: ClusterEval, site: str, peak: float, deps: float | None) -> str:
+    """What FLOW-CONTROL's fourth remedy leaves: a replica's workers are held to the same
+    dependencies (ASYNC-APPLY-CAPACITY), so a site that cannot apply the peak with as many
+    appliers as they let work at once lags as a replica instead of pausing the cluster."""
+    useful = fc.useful_applier_threads(deps)
+    if useful is None:
+        return ""
+    reach = fc.apply_capacity_per_s(useful, cluster.apply_ms, deps)
+    if reach >= peak:
+        return ""
+    return (
+        f": the cluster stops waiting for it, but as a replica it applies no faster (about "
+        f"{reach:.0f} write sets/s, {useful} at once as the wsrep_cert_deps_distance of "
+        f"{deps:g} allows), so its lag grows while the peak lasts (ASYNC-APPLY-CAPACITY)"
+    )
 
 
 def _replicated_mbps(ctx: Context) -> tuple[float, str] | None:

@@ -431,12 +431,14 @@ class _OnGrid:
 
     def apply_busy(self, link: AsyncLink) -> FloatArray:
         """The busier of the channel's appliers (at the most threads the design may set, or
-        the user's) and its hottest row's one applier, along the grid [fraction]."""
+        the user's, no more working than the write sets' dependencies allow) and its hottest
+        row's one applier, along the grid [fraction]."""
         apply_ms = self.apply_ms(link)
         threads = (
             link.applier_threads if link.applier_threads_given else replication.MOST_APPLIER_THREADS
         )
-        appliers = link.commits_per_s * apply_ms / 1000.0 / threads
+        working = min(threads, link.cert_deps_distance or threads)
+        appliers = link.commits_per_s * apply_ms / 1000.0 / working
         in_order = link.in_order_per_s * self.rate_scale * apply_ms / 1000.0
         busy: FloatArray = np.maximum(appliers, in_order)
         return busy
