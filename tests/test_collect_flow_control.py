@@ -55,3 +55,41 @@ def test_the_written_sections_say_which_node_sends_flow_control():
     assert "its receive queue averaged 24.5 write sets" in text
     assert "about 36.6 write sets could apply in parallel" in text
     assert "wsrep_flow_control_sent" not in evidence_to_yaml(evidence)
+
+
+def test_a_node_that_sends_most_pauses_gets_its_apply_cost_for_its_site():
+    # 1,000 write sets in each of the two intervals in which it sent pauses (12 and 30), 20 s
+    s = summarise_status(_samples(SLOW_NODE))
+    assert s.applied_per_s_while_sending == 100.0
+    evidence = dataclasses.replace(_evidence(), status=s, variables={"wsrep_slave_threads": "4"})
+    text = " ".join(line.strip("# ") for line in evidence_to_yaml(evidence).splitlines())
+    # 4 appliers (within the distance of 36.6) over 100/s: 40 ms an apply at most
+    assert "This node sent 42 of the 42 flow-control pauses" in text
+    assert "it committed 100 write sets/s with 4 appliers, so one apply costs it" in text
+    assert "at most about 40 ms" in text
+    assert "give that site local_commit_ms: 40 (sites[].local_commit_ms)" in text
+
+
+def test_the_dependencies_bound_the_appliers_at_work_in_the_estimate():
+    deps = dict(SLOW_NODE, wsrep_cert_deps_distance=["2.5", "2.5", "2.5", "2.5"])
+    evidence = dataclasses.replace(
+        _evidence(),
+        status=summarise_status(_samples(deps)),
+        variables={"wsrep_applier_threads": "8"},  # PXC 8.0.26+'s name
+    )
+    text = " ".join(line.strip("# ") for line in evidence_to_yaml(evidence).splitlines())
+    assert "with 8 appliers, 2.5 of them at work as wsrep_cert_deps_distance allows" in text
+    assert "local_commit_ms: 25 (sites[].local_commit_ms)" in text
+
+
+def test_no_estimate_from_a_node_that_sent_few_of_the_pauses_or_none():
+    others = dict(SLOW_NODE, wsrep_flow_control_recv=[5, 60, 150, 2])  # 42 of 145 its own
+    quiet = dict(SLOW_NODE, wsrep_flow_control_sent=[5, 5, 5, 5])
+    for columns in (others, quiet):
+        evidence = dataclasses.replace(
+            _evidence(),
+            status=summarise_status(_samples(columns)),
+            variables={"wsrep_slave_threads": "4"},
+        )
+        assert "one apply costs it" not in evidence_to_yaml(evidence)
+    assert summarise_status(_samples(quiet)).applied_per_s_while_sending is None

@@ -104,6 +104,11 @@ class StatusSummary:
     flow_control_recv: int | None = None
     recv_queue_avg: float | None = None
     cert_deps_distance: float | None = None
+    # The rate this node committed, its own and applied write sets alike (as commits_per_s
+    # counts them), over the intervals in which it sent flow control [1/s]: it had
+    # fallen behind then, so its appliers were busy and this is about what they keep up
+    # with (:func:`applied_while_sending`). None when it sent none.
+    applied_per_s_while_sending: float | None = None
 
 
 def numeric_series(samples: Sequence[StatusSample], name: str) -> FloatArray:
@@ -337,7 +342,31 @@ def summarise_status(samples: Sequence[StatusSample]) -> StatusSummary:
         flow_control_recv=_total(deltas("wsrep_flow_control_recv")),
         recv_queue_avg=_last(numeric_series(samples, "wsrep_local_recv_queue_avg")),
         cert_deps_distance=_last(numeric_series(samples, "wsrep_cert_deps_distance")),
+        applied_per_s_while_sending=applied_while_sending(
+            commits, deltas("wsrep_flow_control_sent"), dt
+        ),
     )
+
+
+def applied_while_sending(
+    committed: FloatArray, fc_sent: FloatArray, dt: FloatArray
+) -> float | None:
+    """What a node committed a second [1/s] over the intervals in which it sent flow control
+    (``fc_sent`` above 0): Galera sends FC_STOP once the node's receive queue passes the
+    upper limit (gcs/src/gcs.cpp, ``gcs_fc_stop_begin``), so in those intervals it had
+    fallen behind and its appliers were busy; the rate it committed then is about the most
+    they keep up with (at most: they may have idled for part of an interval). None when it
+    sent none, or the counters are missing.
+
+    >>> import numpy as np
+    >>> applied_while_sending(np.array([900.0, 2000.0]), np.array([3.0, 0.0]), np.ones(2) * 10)
+    90.0
+    """
+    if committed.size == 0 or fc_sent.size != committed.size:
+        return None
+    sending = (fc_sent > 0) & ~np.isnan(committed)
+    seconds = float(dt[sending].sum())
+    return float(committed[sending].sum()) / seconds if seconds > 0 else None
 
 
 def _total(deltas: FloatArray) -> int | None:

@@ -29,7 +29,9 @@ __all__ = [
 
 import io
 import itertools
+import math
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -143,6 +145,7 @@ def _provenance(evidence: CollectedEvidence) -> list[str]:
     flow = _flow_control(s)
     if flow:
         context.append(flow)
+    apply = _apply_cost(s, evidence.variables)
     if s.cert_failures_per_s.peak is not None:
         context.append(
             f"certification failures {_per_s(s.cert_failures_per_s)}, brute-force "
@@ -163,6 +166,8 @@ def _provenance(evidence: CollectedEvidence) -> list[str]:
             f"{_bytes_rate(s.replicated_bytes_per_s)} and receiving "
             f"{_bytes_rate(s.received_bytes_per_s)} of write sets."
         )
+    if apply:
+        blocks.append(apply)
     blocks += [f"Note: {note}" for note in evidence.notes]
     names = [row.name for row in evidence.hot_rows]
     if loadable_names(names) != names:
@@ -174,6 +179,38 @@ def _provenance(evidence: CollectedEvidence) -> list[str]:
     for block in blocks:
         lines += textwrap.wrap(_plain(block), _COMMENT_WIDTH, subsequent_indent="  ")
     return lines
+
+
+def _apply_cost(s: StatusSummary, variables: Mapping[str, str]) -> str:
+    """One apply's cost on this node, when it sent most of the cluster's flow-control pauses:
+    its appliers at work (wsrep_slave_threads, no more than wsrep_cert_deps_distance) over
+    the rate it committed while sending them, the input ``sites[].local_commit_ms`` of its
+    site (issue 23); empty otherwise."""
+    rate = s.applied_per_s_while_sending
+    sent, received = s.flow_control_sent or 0, s.flow_control_recv or 0
+    threads = _int(variables.get("wsrep_slave_threads") or variables.get("wsrep_applier_threads"))
+    if rate is None or rate <= 0 or threads is None or 2 * sent < received:
+        return ""
+    deps = s.cert_deps_distance if s.cert_deps_distance and s.cert_deps_distance >= 1 else None
+    at_work = min(float(threads), deps or math.inf)
+    bound = ""
+    if at_work < threads:
+        bound = f", {at_work:.3g} of them at work as wsrep_cert_deps_distance allows"
+    return (
+        f"This node sent {sent} of the {received} flow-control pauses: it fell behind, and "
+        f"in the intervals in which it sent them it committed {rate:.0f} write sets/s with "
+        f"{threads} appliers{bound}, so one apply costs it at most about "
+        f"{at_work * 1000.0 / rate:.3g} ms. To model its site, give that site "
+        f"local_commit_ms: {at_work * 1000.0 / rate:.3g} (sites[].local_commit_ms)."
+    )
+
+
+def _int(text: str | None) -> int | None:
+    """A whole number as a server variable gives it; None when absent or not one."""
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
 
 
 def _flow_control(s: StatusSummary) -> str:
