@@ -67,6 +67,10 @@ def test_a_node_that_sends_most_pauses_gets_its_apply_cost_for_its_site():
     assert "This node sent 42 of the 42 flow-control pauses" in text
     assert "it committed 100 write sets/s with 4 appliers, so one apply costs it" in text
     assert "at most about 40 ms" in text
+    one = dataclasses.replace(evidence, variables={"wsrep_slave_threads": "1"})
+    assert "with 1 applier, so" in " ".join(
+        line.strip("# ") for line in evidence_to_yaml(one).splitlines()
+    )
     assert "give that site local_commit_ms: 40 (sites[].local_commit_ms)" in text
 
 

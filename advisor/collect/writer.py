@@ -199,7 +199,8 @@ def _apply_cost(s: StatusSummary, variables: Mapping[str, str]) -> str:
     return (
         f"This node sent {sent} of the {received} flow-control pauses: it fell behind, and "
         f"in the intervals in which it sent them it committed {rate:.0f} write sets/s with "
-        f"{threads} appliers{bound}, so one apply costs it at most about "
+        f"{threads} applier{'' if threads == 1 else 's'}{bound}, so one apply costs it at "
+        "most about "
         f"{at_work * 1000.0 / rate:.3g} ms. To model its site, give that site "
         f"local_commit_ms: {at_work * 1000.0 / rate:.3g} (sites[].local_commit_ms)."
     )
