@@ -1179,7 +1179,7 @@ def _cpu_limited_by_drain(
 
     flow-control-slow-node, the in-sample case this procedure came from, now takes the
     split that FORMAT.md asks a user to measure (:func:`_cpu_split`): a cost per write set
-    alone, measured at 16 clients (4.2 write sets a message), put its 4-client run 49 %
+    alone, measured at 16 clients (2.6 write sets a message), put its 4-client run 49 %
     fast. The held-out case keeps the procedure it was predicted by."""
     drains = _drains(case, {**entry, "n3": "cpu 5 %"})
     cost_ms = 0.05 * 1000.0 / _drained_per_s(drains)

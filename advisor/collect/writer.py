@@ -189,7 +189,7 @@ def _apply_cost(s: StatusSummary, variables: Mapping[str, str]) -> str:
     rate = s.applied_per_s_while_sending
     sent, received = s.flow_control_sent or 0, s.flow_control_recv or 0
     threads = _int(variables.get("wsrep_slave_threads") or variables.get("wsrep_applier_threads"))
-    if rate is None or rate <= 0 or threads is None or 2 * sent < received:
+    if rate is None or rate <= 0 or threads is None or threads < 1 or 2 * sent < received:
         return ""
     deps = s.cert_deps_distance if s.cert_deps_distance and s.cert_deps_distance >= 1 else None
     at_work = min(float(threads), deps or math.inf)

@@ -667,8 +667,8 @@ def _replica_caveat(cluster: ClusterEval, site: str, peak: float, deps: float | 
         return ""
     return (
         f": the cluster stops waiting for it, but as a replica it applies no faster (about "
-        f"{reach:.0f} write sets/s, {useful} at once as the wsrep_cert_deps_distance of "
-        f"{deps:g} allows), so its lag grows while the peak lasts (ASYNC-APPLY-CAPACITY)"
+        f"{reach:.0f} write sets/s, no more than the wsrep_cert_deps_distance of {deps:g} "
+        "applying at once), so its lag grows while the peak lasts (ASYNC-APPLY-CAPACITY)"
     )
 
 
