@@ -65,11 +65,17 @@ def test_a_tight_dependency_bound_lowers_the_slow_sites_capacity_and_drops_the_t
     assert "(1) no more applier threads: the wsrep_cert_deps_distance of 2.5" in finding.message
     assert "lets about 3 write sets apply at once and the design runs 3 already" in finding.message
     assert "wsrep_slave_threads=" not in finding.values["remedy_short"]  # threads would not help
-    assert "asynchronous replica" in finding.values["remedy_short"]
+    # nor would the site as a replica: its workers are held to the same 2.5 (125/s < 600)
+    assert (
+        finding.values["remedy_short"] == "the writer's durability settings at c, or a faster node"
+    )
+    assert "(4) c out of the cluster, as an asynchronous replica" in finding.message
 
 
 def test_a_bound_above_the_design_gives_the_threads_it_allows():
     finding = _finding(_with_deps(12))
+    # 12 at once at c's 20 ms carry the peak (600/s): the replica remains a remedy
+    assert finding.values["remedy_short"].endswith("or c as an asynchronous replica")
     # the design's 4 threads (600/s x 1 ms x 2 -> the floor) are within 12: capacity unchanged
     assert finding.values["applier_threads"] == 4
     assert finding.values["capacity_per_s"] == pytest.approx(200.0)

@@ -638,6 +638,7 @@ def _flow_control_remedies(
     """FLOW-CONTROL's remedies, cheapest first, with their numbers; and the short one."""
     threads = _threads_needed(peak, cluster.apply_ms, deps)
     max_ms = cluster.applier_threads * 1000.0 / peak
+    caveat = _replica_caveat(cluster, site, peak, deps)
     ranked = [
         f"(1) {_more_appliers(cluster, site, peak, deps)}",
         f"(2) the same durability settings on every node (innodb_flush_log_at_trx_commit, "
@@ -645,12 +646,12 @@ def _flow_control_remedies(
         f"(3) faster nodes at {site}: one apply within {max_ms:.2f} ms at "
         f"{cluster.applier_threads} threads",
         f"(4) {site} out of the cluster, as an asynchronous replica (per_site_clusters or "
-        f"grouped_clusters){_replica_caveat(cluster, site, peak, deps)}",
+        f"grouped_clusters){caveat}",
     ]
     more = f"wsrep_slave_threads={threads} on {site}, " if threads > cluster.applier_threads else ""
-    short = (
-        f"{more}the writer's durability settings at {site}, a faster node, or {site} as an "
-        "asynchronous replica"
+    # A replica no faster than the member restores no option by itself: leave it out.
+    short = f"{more}the writer's durability settings at {site}" + (
+        ", or a faster node" if caveat else f", a faster node, or {site} as an asynchronous replica"
     )
     return "; ".join(ranked), short
 
