@@ -65,7 +65,8 @@ def test_a_node_that_sends_most_pauses_gets_its_apply_cost_for_its_site():
     text = " ".join(line.strip("# ") for line in evidence_to_yaml(evidence).splitlines())
     # 4 appliers (within the distance of 36.6) over 100/s: 40 ms an apply at most
     assert "This node sent 42 of the 42 flow-control pauses" in text
-    assert "it committed 100 write sets/s with 4 appliers, so one apply costs it" in text
+    assert "its appliers committed 100 write sets/s of the other nodes with 4 appliers" in text
+    assert "so one apply costs it" in text
     assert "at most about 40 ms" in text
     one = dataclasses.replace(evidence, variables={"wsrep_slave_threads": "1"})
     assert "with 1 applier, so" in " ".join(
@@ -97,3 +98,10 @@ def test_no_estimate_from_a_node_that_sent_few_of_the_pauses_or_none():
         )
         assert "one apply costs it" not in evidence_to_yaml(evidence)
     assert summarise_status(_samples(quiet)).applied_per_s_while_sending is None
+
+
+def test_a_writer_that_sends_pauses_counts_only_what_its_appliers_applied():
+    # 300 of each interval's 1,000 commits were its own: its appliers applied 70/s
+    writer = dict(SLOW_NODE, wsrep_local_commits=[0, 300, 600, 900])
+    s = summarise_status(_samples(writer))
+    assert s.applied_per_s_while_sending == 70.0

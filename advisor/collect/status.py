@@ -104,10 +104,11 @@ class StatusSummary:
     flow_control_recv: int | None = None
     recv_queue_avg: float | None = None
     cert_deps_distance: float | None = None
-    # The rate this node committed, its own and applied write sets alike (as commits_per_s
-    # counts them), over the intervals in which it sent flow control [1/s]: it had
-    # fallen behind then, so its appliers were busy and this is about what they keep up
-    # with (:func:`applied_while_sending`). None when it sent none.
+    # The rate this node's appliers committed the others' write sets (the cluster's commits
+    # as commits_per_s counts them, less its own, wsrep_local_commits) over the intervals in
+    # which it sent flow control [1/s]: it had fallen behind then, so its appliers were busy
+    # and this is about what they keep up with (:func:`applied_while_sending`). None when
+    # it sent none.
     applied_per_s_while_sending: float | None = None
 
 
@@ -343,7 +344,9 @@ def summarise_status(samples: Sequence[StatusSample]) -> StatusSummary:
         recv_queue_avg=_last(numeric_series(samples, "wsrep_local_recv_queue_avg")),
         cert_deps_distance=_last(numeric_series(samples, "wsrep_cert_deps_distance")),
         applied_per_s_while_sending=applied_while_sending(
-            commits, deltas("wsrep_flow_control_sent"), dt
+            commits - np.nan_to_num(deltas("wsrep_local_commits")),
+            deltas("wsrep_flow_control_sent"),
+            dt,
         ),
     )
 

@@ -198,7 +198,8 @@ def _apply_cost(s: StatusSummary, variables: Mapping[str, str]) -> str:
         bound = f", {at_work:.3g} of them at work as wsrep_cert_deps_distance allows"
     return (
         f"This node sent {sent} of the {received} flow-control pauses: it fell behind, and "
-        f"in the intervals in which it sent them it committed {rate:.0f} write sets/s with "
+        f"in the intervals in which it sent them its appliers committed {rate:.0f} write "
+        "sets/s of the other nodes with "
         f"{threads} applier{'' if threads == 1 else 's'}{bound}, so one apply costs it at "
         "most about "
         f"{at_work * 1000.0 / rate:.3g} ms. To model its site, give that site "
