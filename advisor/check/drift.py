@@ -22,7 +22,7 @@ from advisor.check.design import ChannelExpectation, Expectation
 from advisor.check.result import CheckFinding
 from advisor.collect.api import CollectedEvidence
 from advisor.collect.channels import ChannelStatus
-from advisor.collect.server import parse_provider_options
+from advisor.collect.server import applier_threads_setting, parse_provider_options
 from advisor.config.alerts import PAUSE_TOLERANCE
 from advisor.model.provider_options import parse_duration_s
 from advisor.units import ms_text
@@ -97,11 +97,9 @@ def settings_findings(evidence: CollectedEvidence, expect: Expectation) -> list[
             )
         )
     variables = evidence.variables
-    threads_name = next(
-        (n for n in ("wsrep_slave_threads", "wsrep_applier_threads") if n in variables), None
-    )
-    if expect.applier_threads is not None and threads_name is not None:
-        have = variables[threads_name].strip()
+    threads = applier_threads_setting(variables)
+    if expect.applier_threads is not None and threads is not None:
+        threads_name, have = threads
         if not option_values_equal(have, expect.applier_threads):
             findings.append(
                 CheckFinding(

@@ -8,6 +8,7 @@ from __future__ import annotations
 __all__ = [
     "MODEL_OPTIONS",
     "ServerInfo",
+    "applier_threads_setting",
     "detect_flavor",
     "galera_version",
     "parse_provider_options",
@@ -171,6 +172,16 @@ def _provider_options(
         {key: options[key] for key in keys if key in options},
         tuple((key, ignored[key]) for key in keys if key in ignored),
     )
+
+
+def applier_threads_setting(variables: Mapping[str, str]) -> tuple[str, str] | None:
+    """The appliers a node runs as ``SHOW GLOBAL VARIABLES`` names them: (name, value) of
+    ``wsrep_slave_threads`` (MariaDB, PXC before 8.0.26), else ``wsrep_applier_threads``
+    (PXC 8.0.26+); None when neither is there."""
+    for name in ("wsrep_slave_threads", "wsrep_applier_threads"):
+        if name in variables:
+            return name, variables[name].strip()
+    return None
 
 
 def _on(value: str | None) -> bool:

@@ -41,6 +41,7 @@ from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from advisor.collect.hotrows import round_rate
+from advisor.collect.server import applier_threads_setting
 from advisor.collect.status import Spread, StatusSummary
 from advisor.errors import AdvisorError, Location
 from advisor.text.escape import one_line, terminal
@@ -188,7 +189,8 @@ def _apply_cost(s: StatusSummary, variables: Mapping[str, str]) -> str:
     site (issue 23); empty otherwise."""
     rate = s.applied_per_s_while_sending
     sent, received = s.flow_control_sent or 0, s.flow_control_recv or 0
-    threads = _int(variables.get("wsrep_slave_threads") or variables.get("wsrep_applier_threads"))
+    setting = applier_threads_setting(variables)
+    threads = _int(setting[1]) if setting else None
     if rate is None or rate <= 0 or threads is None or threads < 1 or 2 * sent < received:
         return ""
     deps = s.cert_deps_distance if s.cert_deps_distance and s.cert_deps_distance >= 1 else None
@@ -207,10 +209,10 @@ def _apply_cost(s: StatusSummary, variables: Mapping[str, str]) -> str:
     )
 
 
-def _int(text: str | None) -> int | None:
-    """A whole number as a server variable gives it; None when absent or not one."""
+def _int(text: str) -> int | None:
+    """A whole number as a server variable gives it; None when not one."""
     try:
-        return int(text) if text is not None else None
+        return int(text)
     except ValueError:
         return None
 

@@ -521,7 +521,7 @@ def _more_appliers(cluster: ClusterEval, site: str, peak: float, deps: float | N
             f"(workload.cert_deps_distance) lets about {useful} write sets apply at once and "
             f"the design runs {cluster.applier_threads} already; more add no capacity"
         )
-    reach = fc.apply_capacity_per_s(useful, cluster.apply_ms, deps)
+    reach = _dependencies_reach(cluster, deps)
     return (
         f"applier threads on {site} up to wsrep_slave_threads={useful} ({spelling}), the "
         f"most the wsrep_cert_deps_distance of {deps:g} (workload.cert_deps_distance) lets "
@@ -638,7 +638,7 @@ def _flow_control_remedies(
     """FLOW-CONTROL's remedies, cheapest first, with their numbers; and the short one."""
     threads = _threads_needed(peak, cluster.apply_ms, deps)
     max_ms = cluster.applier_threads * 1000.0 / peak
-    caveat = _replica_caveat(cluster, site, peak, deps)
+    caveat = _replica_caveat(cluster, peak, deps)
     ranked = [
         f"(1) {_more_appliers(cluster, site, peak, deps)}",
         f"(2) the same durability settings on every node (innodb_flush_log_at_trx_commit, "
@@ -656,15 +656,19 @@ def _flow_control_remedies(
     return "; ".join(ranked), short
 
 
-def _replica_caveat(cluster: ClusterEval, site: str, peak: float, deps: float | None) -> str:
+def _dependencies_reach(cluster: ClusterEval, deps: float) -> float:
+    """The most write sets a second [1/s] the slow site applies with as many appliers as the
+    dependencies let work at once (:func:`advisor.model.flow_control.apply_capacity_per_s`):
+    as a member, and as a replica, whose workers the same dependencies hold."""
+    useful = fc.useful_applier_threads(deps) or 1
+    return fc.apply_capacity_per_s(useful, cluster.apply_ms, deps)
+
+
+def _replica_caveat(cluster: ClusterEval, peak: float, deps: float | None) -> str:
     """What FLOW-CONTROL's fourth remedy leaves: a replica's workers are held to the same
     dependencies (ASYNC-APPLY-CAPACITY), so a site that cannot apply the peak with as many
     appliers as they let work at once lags as a replica instead of pausing the cluster."""
-    useful = fc.useful_applier_threads(deps)
-    if useful is None:
-        return ""
-    reach = fc.apply_capacity_per_s(useful, cluster.apply_ms, deps)
-    if reach >= peak:
+    if deps is None or (reach := _dependencies_reach(cluster, deps)) >= peak:
         return ""
     return (
         f": the cluster stops waiting for it, but as a replica it applies no faster (about "
