@@ -163,7 +163,11 @@ def check(
     channel_hits, channel_notes = channel_findings(evidence, expect, info.node_name)
     findings += channel_hits
     moved, reassessment, workload_notes = workload_findings(
-        evidence, analysis.loaded, option.architecture
+        evidence,
+        analysis.loaded,
+        option.architecture,
+        site=expect.site,
+        site_apply_ms=expect.site_local_commit_ms,
     )
     findings += moved
     notes = [*expect.notes, *evidence.notes, *channel_notes, *workload_notes]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from advisor.analysis import Analysis
 from advisor.collect.server import MODEL_OPTIONS
 from advisor.config.model import ClusterPlan, ConfigPlan
+from advisor.engine.draws import workload_local_commit_ms
 from advisor.engine.metrics import ClusterEval, Option
 from advisor.errors import AdvisorError
 from advisor.model import flow_control as fc
@@ -43,6 +44,9 @@ class Expectation:
     members: int  # data nodes plus garbd: what wsrep_cluster_size should read
     commit_ms: dict[str, float]  # the writer's predicted commit percentiles [ms]
     local_commit_ms: float  # the local part of each commit, not on the network [ms]
+    # One apply at the node's site as the design takes it (sites[].local_commit_ms, else the
+    # workload's) [ms]; None when the node's site is not told apart.
+    site_local_commit_ms: float | None
     pause_share: float  # predicted flow-control paused share (0: no member slower)
     slow_site: str | None  # the member the model expects to send flow control
     # The cluster's hot rows' conflicts were writes spread over its writer sites [1/s]: a
@@ -184,6 +188,7 @@ def expectation(
         members=cluster.members,
         commit_ms=commit,
         local_commit_ms=evaluated.local_commit_ms,
+        site_local_commit_ms=_site_local_commit_ms(analysis, site),
         pause_share=pause,
         slow_site=evaluated.apply_site if pause > 0 else None,
         spread_conflicts_per_s=conflicts,
@@ -193,6 +198,15 @@ def expectation(
         channels=_channels(plan, cluster),
         notes=notes,
     )
+
+
+def _site_local_commit_ms(analysis: Analysis, site: str | None) -> float | None:
+    """One apply at ``site`` as the design takes it [ms] (see :class:`Expectation`)."""
+    if site is None:
+        return None
+    topology = analysis.topology
+    given = next((s.local_commit_ms for s in topology.sites if s.name == site), None)
+    return workload_local_commit_ms(topology) if given is None else given
 
 
 def _channels(plan: ConfigPlan, cluster: ClusterPlan) -> list[ChannelExpectation]:

@@ -19,8 +19,9 @@ __all__ = [
 
 
 from advisor.check.design import ChannelExpectation, Expectation
-from advisor.check.result import CheckFinding
+from advisor.check.result import CheckFinding, Number
 from advisor.collect.api import CollectedEvidence
+from advisor.collect.apply_cost import ApplyCost, apply_cost
 from advisor.collect.channels import ChannelStatus
 from advisor.collect.server import applier_threads_setting, parse_provider_options
 from advisor.config.alerts import PAUSE_TOLERANCE
@@ -212,7 +213,8 @@ def flow_control_findings(evidence: CollectedEvidence, expect: Expectation) -> l
     """CHECK-FLOW-CONTROL: the share of the run the cluster was paused
     (``wsrep_flow_control_paused_ns`` over the run) against the predicted pause, and whether
     this node sent the pauses (``wsrep_flow_control_sent``: this node's own FC_STOP messages;
-    a check sees one node)."""
+    a check sees one node). When it sent most of them, its apply cost as its counters show it
+    (:func:`advisor.collect.apply_cost.apply_cost`) against the design's for its site."""
     s = evidence.status
     paused = s.flow_control_paused.avg
     if paused is None:
@@ -237,6 +239,21 @@ def flow_control_findings(evidence: CollectedEvidence, expect: Expectation) -> l
         if predicted > 0
         else "none"
     )
+    observed: dict[str, Number] = {
+        "paused_share": round(paused, 6),
+        "fc_sent_by_this_node": sent,
+        "fc_received": received,
+    }
+    expected: dict[str, Number] = {
+        "paused_share": round(predicted, 6),
+        "slow_site": expect.slow_site,
+    }
+    cost = apply_cost(s, evidence.variables)
+    if cost is not None:
+        who += "; " + _apply_cost_text(cost, expect)
+        observed["apply_ms"] = round(cost.apply_ms, 3)
+        if expect.site_local_commit_ms is not None:
+            expected["apply_ms"] = expect.site_local_commit_ms
     return [
         CheckFinding(
             id="CHECK-FLOW-CONTROL",
@@ -246,15 +263,28 @@ def flow_control_findings(evidence: CollectedEvidence, expect: Expectation) -> l
                 f"flow control paused the cluster {paused:.1%} of the run ({received} stop "
                 f"messages received); the design predicts {expected_text}; {who}"
             ),
-            observed={
-                "paused_share": round(paused, 6),
-                "fc_sent_by_this_node": sent,
-                "fc_received": received,
-            },
-            expected={"paused_share": round(predicted, 6), "slow_site": expect.slow_site},
+            observed=observed,
+            expected=expected,
             tolerance=tolerance,
         )
     ]
+
+
+def _apply_cost_text(cost: ApplyCost, expect: Expectation) -> str:
+    """What one apply costs the node, against the design's value for its site."""
+    appliers = f"{cost.threads} applier{'' if cost.threads == 1 else 's'}"
+    if cost.at_work < cost.threads:
+        appliers += f", {cost.at_work:.3g} at work as wsrep_cert_deps_distance allows"
+    text = (
+        f"while it sent them its appliers committed {cost.applied_per_s:.0f} write sets/s "
+        f"({appliers}): one apply costs it at most about {cost.apply_ms:.3g} ms"
+    )
+    if expect.site_local_commit_ms is None:
+        return text + " (its site is not told apart: give it as its site's local_commit_ms)"
+    return (
+        text + f", where the design takes {expect.site_local_commit_ms:.3g} ms at site "
+        f"{expect.site} (sites[].local_commit_ms)"
+    )
 
 
 def cert_failure_findings(evidence: CollectedEvidence, expect: Expectation) -> list[CheckFinding]:

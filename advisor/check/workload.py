@@ -1,5 +1,7 @@
 """CHECK-WORKLOAD-MOVED: the observed workload against what the topology assumed, and, when it
-has moved past, the verdict the observed figures give.
+has moved past, the verdict the observed figures give. The node's own apply cost counts as
+workload here: measured when it sent most of the flow-control pauses, it is its site's
+``local_commit_ms`` (issue 23).
 
 The variant is made the documented way (README, "The Python API"): the topology's YAML with
 the observed figures in place of the assumed ones, parsed again by
@@ -18,6 +20,7 @@ import yaml
 
 from advisor.check.result import CheckFinding, Reassessment
 from advisor.collect.api import CollectedEvidence
+from advisor.collect.apply_cost import apply_cost
 from advisor.collect.writer import loadable_names
 from advisor.inputs.loading import LoadedTopology, parse_topology
 from advisor.recommendation import recommend
@@ -25,15 +28,20 @@ from advisor.vocabulary import Architecture
 
 _TOLERANCE = (
     "the topology's own figure: the design was judged at that peak (commits, p99 write set, "
-    "each named hot row); a peak is per sampling interval, so a shorter --interval reads "
-    "higher"
+    "each named hot row) and at that apply cost of the node's site; a peak is per sampling "
+    "interval, so a shorter --interval reads higher"
 )
 
 
 def _moved(
-    evidence: CollectedEvidence, loaded: LoadedTopology
+    evidence: CollectedEvidence,
+    loaded: LoadedTopology,
+    site: str | None,
+    site_apply_ms: float | None,
 ) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
-    """(assumed, observed, changed) for every figure the node showed above the topology's."""
+    """(assumed, observed, changed) for every figure the node showed above the topology's:
+    the workload's, and one apply at the node's ``site`` (``site_apply_ms`` as the design
+    takes it) when the node sent most of the flow-control pauses, which measures it."""
     workload = loaded.topology.workload
     assumed: dict[str, float] = {}
     observed: dict[str, float] = {}
@@ -57,6 +65,10 @@ def _moved(
         if row.name in seen_rows:
             assumed[f"hot_rows[{row.name}].updates_per_s"] = float(row.updates_per_s)
             observed[f"hot_rows[{row.name}].updates_per_s"] = round(seen_rows[row.name], 3)
+    cost = apply_cost(evidence.status, evidence.variables)
+    if cost is not None and site is not None and site_apply_ms is not None:
+        assumed[f"sites[{site}].local_commit_ms"] = site_apply_ms
+        observed[f"sites[{site}].local_commit_ms"] = round(cost.apply_ms, 3)
     changed = {k: v for k, v in observed.items() if v > assumed[k]}
     return assumed, observed, changed
 
@@ -88,14 +100,24 @@ def _variant_text(loaded: LoadedTopology, changed: dict[str, float]) -> str:
         key = f"hot_rows[{row.get('name')}].updates_per_s"
         if key in changed:
             row["updates_per_s"] = changed[key]
+    for site in data.get("sites", []) or []:
+        key = f"sites[{site.get('name')}].local_commit_ms"
+        if key in changed:
+            site["local_commit_ms"] = changed[key]
     return yaml.safe_dump(data, sort_keys=False)
 
 
 def workload_findings(
-    evidence: CollectedEvidence, loaded: LoadedTopology, deployed: Architecture
+    evidence: CollectedEvidence,
+    loaded: LoadedTopology,
+    deployed: Architecture,
+    *,
+    site: str | None = None,
+    site_apply_ms: float | None = None,
 ) -> tuple[list[CheckFinding], Reassessment | None, list[str]]:
-    """The finding, the reassessment behind it, and notes (what could not be compared)."""
-    assumed, observed, changed = _moved(evidence, loaded)
+    """The finding, the reassessment behind it, and notes (what could not be compared).
+    ``site`` is the node's, ``site_apply_ms`` one apply there as the design takes it."""
+    assumed, observed, changed = _moved(evidence, loaded, site, site_apply_ms)
     notes = []
     if not assumed:
         notes.append(
@@ -115,12 +137,17 @@ def workload_findings(
     )
     moved = ", ".join(f"{k} {observed[k]:g} (assumed {assumed[k]:g})" for k in changed)
     if not option.viable:
+        instead = (
+            f"the new figures recommend {result.architecture}"
+            if any(o.viable for o in result.options)
+            else "no option meets them under the new figures (the least bad: "
+            f"{result.architecture})"
+        )
         severity, verdict = (
             "blocker",
             (
                 f"the deployed {deployed} no longer meets the requirements "
-                f"({', '.join(blockers) or 'not viable'}); the new figures recommend "
-                f"{result.architecture}"
+                f"({', '.join(blockers) or 'not viable'}); {instead}"
             ),
         )
     elif result.architecture != deployed:

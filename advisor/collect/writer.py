@@ -29,7 +29,6 @@ __all__ = [
 
 import io
 import itertools
-import math
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
@@ -40,8 +39,8 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
+from advisor.collect.apply_cost import apply_cost
 from advisor.collect.hotrows import round_rate
-from advisor.collect.server import applier_threads_setting
 from advisor.collect.status import Spread, StatusSummary
 from advisor.errors import AdvisorError, Location
 from advisor.text.escape import one_line, terminal
@@ -183,38 +182,23 @@ def _provenance(evidence: CollectedEvidence) -> list[str]:
 
 
 def _apply_cost(s: StatusSummary, variables: Mapping[str, str]) -> str:
-    """One apply's cost on this node, when it sent most of the cluster's flow-control pauses:
-    its appliers at work (wsrep_slave_threads, no more than wsrep_cert_deps_distance) over
-    the rate it committed while sending them, the input ``sites[].local_commit_ms`` of its
-    site (issue 23); empty otherwise."""
-    rate = s.applied_per_s_while_sending
-    sent, received = s.flow_control_sent or 0, s.flow_control_recv or 0
-    setting = applier_threads_setting(variables)
-    threads = _int(setting[1]) if setting else None
-    if rate is None or rate <= 0 or threads is None or threads < 1 or 2 * sent < received:
+    """One apply's cost on this node (:func:`advisor.collect.apply_cost.apply_cost`), the
+    input ``sites[].local_commit_ms`` of its site (issue 23); empty when it did not send
+    most of the pauses."""
+    cost = apply_cost(s, variables)
+    if cost is None:
         return ""
-    deps = s.cert_deps_distance if s.cert_deps_distance and s.cert_deps_distance >= 1 else None
-    at_work = min(float(threads), deps or math.inf)
     bound = ""
-    if at_work < threads:
-        bound = f", {at_work:.3g} of them at work as wsrep_cert_deps_distance allows"
+    if cost.at_work < cost.threads:
+        bound = f", {cost.at_work:.3g} of them at work as wsrep_cert_deps_distance allows"
     return (
-        f"This node sent {sent} of the {received} flow-control pauses: it fell behind, and "
-        f"in the intervals in which it sent them its appliers committed {rate:.0f} write "
-        "sets/s of the other nodes with "
-        f"{threads} applier{'' if threads == 1 else 's'}{bound}, so one apply costs it at "
-        "most about "
-        f"{at_work * 1000.0 / rate:.3g} ms. To model its site, give that site "
-        f"local_commit_ms: {at_work * 1000.0 / rate:.3g} (sites[].local_commit_ms)."
+        f"This node sent {cost.fc_sent} of the {cost.fc_received} flow-control pauses: it fell "
+        "behind, and in the intervals in which it sent them its appliers committed "
+        f"{cost.applied_per_s:.0f} write sets/s of the other nodes with "
+        f"{cost.threads} applier{'' if cost.threads == 1 else 's'}{bound}, so one apply costs "
+        f"it at most about {cost.apply_ms:.3g} ms. To model its site, give that site "
+        f"local_commit_ms: {cost.apply_ms:.3g} (sites[].local_commit_ms)."
     )
-
-
-def _int(text: str) -> int | None:
-    """A whole number as a server variable gives it; None when not one."""
-    try:
-        return int(text)
-    except ValueError:
-        return None
 
 
 def _flow_control(s: StatusSummary) -> str:

@@ -66,7 +66,6 @@ def sampling(
     sizes_bytes = writeset_size_draws(topology, draws)
     bursts = pipeline.burst_bytes(sizes_bytes, fragment, send_window)
     p50_burst = float(pipeline.burst_bytes(sizes.p50_bytes, fragment, send_window))
-    given_local = topology.workload.local_commit_ms
     return Sampling(
         draws=draws,
         writeset_draw_bytes=sizes_bytes,
@@ -77,7 +76,7 @@ def sampling(
         send_window=send_window,
         fragment_bytes=fragment,
         writesets_per_message=pipeline.writesets_per_message(sizes.mean_bytes, fragment),
-        local_commit_ms=galera.LOCAL_COMMIT_MS if given_local is None else given_local,
+        local_commit_ms=workload_local_commit_ms(topology),
         fc_options=(
             float(provider_options["gcs.fc_limit"]),
             float(provider_options["gcs.fc_factor"]),
@@ -85,6 +84,13 @@ def sampling(
             or bool(provider_options["gcs.fc_master_slave"]),
         ),
     )
+
+
+def workload_local_commit_ms(topology: Topology) -> float:
+    """The local work of one commit or apply [ms] of a site that gives none: the workload's
+    ``local_commit_ms``, else :data:`advisor.model.galera.LOCAL_COMMIT_MS`."""
+    given = topology.workload.local_commit_ms
+    return galera.LOCAL_COMMIT_MS if given is None else given
 
 
 class LinkDraws:

@@ -161,6 +161,11 @@ def test_collect_names_the_node_that_sends_flow_control(
     assert written > 0 and "flow-control pauses (wsrep_flow_control_sent)" in said
     assert "(wsrep_flow_control_recv)" in said and "(wsrep_flow_control_paused_ns)" in said
     assert yaml.safe_load(text)["workload"]["cert_deps_distance"] >= 1.0
+    # It sent most of the pauses, so its counters give one apply's cost (its one applier over
+    # what it committed while sending), the input its site's local_commit_ms takes.
+    apply_ms = float(said.split("give that site local_commit_ms: ", 1)[1].split(" ", 1)[0])
+    assert 0.0 < apply_ms < 1000.0
+    assert "with 1 applier" in said
     loaded = load_topology(topology)
     assert loaded.topology.workload.cert_deps_distance is not None
 
