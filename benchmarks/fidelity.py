@@ -105,10 +105,11 @@ def fixes() -> dict[str, str]:
             "its rate settles (their wait tail spreads from run to run: p95 212 to 272 ms)"
         ),
         "lab flow-control-applier-threads": (
-            "the commit path's own spread on the lab's host in the product's draws (the "
-            "running windows between pauses last two commit paths: 8 to 12 ms in the lab, a "
-            "fixed 6 in the product), from the lab's measured round trips under load in place "
-            "of the emulator's fixed 2 ms, as a user's measured round trips carry theirs"
+            "the commit path's own spread on the lab's host in the product's draws (how many "
+            "write sets are still on their way when a STOP takes effect varies from 0 to 15 in "
+            "the lab, and with it the queue's peak and the pause; the product replays one "
+            "cycle), from the lab's measured round trips under load in place of the "
+            "emulator's fixed 2 ms, as a user's measured round trips carry theirs"
         ),
         "field pxc-7ms-send-window": (
             "find the queue of the 2016 run (flow control, the far node's CPU) in a lab run "
