@@ -131,6 +131,7 @@ def document(
     host: dict[str, str],
     *,
     kept_section: str = "",
+    spread_section: str = "",
     estimates_section: str = "",
     when: datetime.datetime,
     commit: str,
@@ -196,6 +197,8 @@ def document(
         fidelity_section.rstrip(),
         "",
     ]
+    if spread_section:
+        lines += ["### The lab's links as ping measured them", "", spread_section.rstrip(), ""]
     if estimates_section:
         lines += ["## Estimates from coordinates", "", estimates_section.rstrip(), ""]
     lines += [
@@ -231,6 +234,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     progress("fidelity: calibration cases")
     calibration_rows = rows()
     fidelity_section = fidelity.markdown(calibration_rows, CALIBRATION)
+    spread_section = ""
+    if not args.smoke:  # the whole table once more: minutes, so not in the smoke run
+        progress("fidelity: the lab's links with their measured spread")
+        spread_section = fidelity.spread_markdown(calibration_rows, rows(link_spread=True))
     sizes = speed.SMOKE if args.smoke else speed.FULL
     figures = speed.run(sizes, profile=not args.smoke, progress=progress)
     progress("what the kept speed mechanisms buy")
@@ -240,6 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         fidelity_section,
         machine(),
         kept_section=kept.markdown(bought),
+        spread_section=spread_section,
         estimates_section=estimates.markdown(),
         when=datetime.datetime.now(datetime.UTC),
         commit=_commit(),
