@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from advisor.analysis import Analysis
 from advisor.collect.server import MODEL_OPTIONS
 from advisor.config.model import ClusterPlan, ConfigPlan
-from advisor.engine.draws import workload_local_commit_ms
+from advisor.engine.draws import site_local_commit_ms
 from advisor.engine.metrics import ClusterEval, Option
 from advisor.errors import AdvisorError
 from advisor.model import flow_control as fc
@@ -205,8 +205,7 @@ def _site_local_commit_ms(analysis: Analysis, site: str | None) -> float | None:
     if site is None:
         return None
     topology = analysis.topology
-    given = next((s.local_commit_ms for s in topology.sites if s.name == site), None)
-    return workload_local_commit_ms(topology) if given is None else given
+    return next(site_local_commit_ms(topology, s) for s in topology.sites if s.name == site)
 
 
 def _channels(plan: ConfigPlan, cluster: ClusterPlan) -> list[ChannelExpectation]:

@@ -272,12 +272,9 @@ def flow_control_findings(evidence: CollectedEvidence, expect: Expectation) -> l
 
 def _apply_cost_text(cost: ApplyCost, expect: Expectation) -> str:
     """What one apply costs the node, against the design's value for its site."""
-    appliers = f"{cost.threads} applier{'' if cost.threads == 1 else 's'}"
-    if cost.at_work < cost.threads:
-        appliers += f", {cost.at_work:.3g} at work as wsrep_cert_deps_distance allows"
     text = (
         f"while it sent them its appliers committed {cost.applied_per_s:.0f} write sets/s "
-        f"({appliers}): one apply costs it at most about {cost.apply_ms:.3g} ms"
+        f"({cost.appliers_text}): one apply costs it at most about {cost.apply_ms:.3g} ms"
     )
     if expect.site_local_commit_ms is None:
         return text + " (its site is not told apart: give it as its site's local_commit_ms)"

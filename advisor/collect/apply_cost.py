@@ -15,12 +15,12 @@ from __future__ import annotations
 
 __all__ = ["ApplyCost", "apply_cost"]
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from advisor.collect.server import applier_threads_setting
 from advisor.collect.status import StatusSummary
+from advisor.model.flow_control import appliers_at_work
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,14 @@ class ApplyCost:
         """One apply [ms], at most: the appliers at work over the rate they kept."""
         return self.at_work * 1000.0 / self.applied_per_s
 
+    @property
+    def appliers_text(self) -> str:
+        """The appliers in words, with the dependencies' bound where it holds them back."""
+        text = f"{self.threads} applier{'' if self.threads == 1 else 's'}"
+        if self.at_work < self.threads:
+            text += f", {self.at_work:.3g} of them at work as wsrep_cert_deps_distance allows"
+        return text
+
 
 def apply_cost(status: StatusSummary, variables: Mapping[str, str]) -> ApplyCost | None:
     """The node's apply cost when it sent at least half the flow-control pauses it saw (it,
@@ -51,8 +59,9 @@ def apply_cost(status: StatusSummary, variables: Mapping[str, str]) -> ApplyCost
     threads = _int(setting[1]) if setting else None
     if rate is None or rate <= 0 or threads is None or threads < 1 or 2 * sent < received:
         return None
+    # Galera reports 0 until it has certified a write set: that is no measurement.
     deps = status.cert_deps_distance
-    at_work = min(float(threads), deps if deps is not None and deps >= 1 else math.inf)
+    at_work = appliers_at_work(threads, deps if deps is not None and deps >= 1 else None)
     return ApplyCost(sent, received, rate, threads, at_work)
 
 

@@ -188,14 +188,11 @@ def _apply_cost(s: StatusSummary, variables: Mapping[str, str]) -> str:
     cost = apply_cost(s, variables)
     if cost is None:
         return ""
-    bound = ""
-    if cost.at_work < cost.threads:
-        bound = f", {cost.at_work:.3g} of them at work as wsrep_cert_deps_distance allows"
     return (
         f"This node sent {cost.fc_sent} of the {cost.fc_received} flow-control pauses: it fell "
         "behind, and in the intervals in which it sent them its appliers committed "
         f"{cost.applied_per_s:.0f} write sets/s of the other nodes with "
-        f"{cost.threads} applier{'' if cost.threads == 1 else 's'}{bound}, so one apply costs "
+        f"{cost.appliers_text}, so one apply costs "
         f"it at most about {cost.apply_ms:.3g} ms. To model its site, give that site "
         f"local_commit_ms: {cost.apply_ms:.3g} (sites[].local_commit_ms)."
     )

@@ -113,7 +113,7 @@ def _appliers(variant: Variant, link: AsyncLink, pool: int) -> list[Setting]:
         load = (
             f"{link.applier_threads} per channel: {link.commits_per_s:.0f} commits/s at the "
             f"peak, each applied in {ms_text(link.apply_ms)} (a commit in this cluster), keep "
-            f"{link.commits_per_s * link.apply_ms / 1000.0:.1f} busy; "
+            f"{link.offered_appliers:.1f} busy; "
         )
         why = load + _why_that_many(link)
     if variant == "mariadb":

@@ -181,7 +181,7 @@ def _channel(
         load.commits_per_s, mean_apply_ms, budget_ms, min(load.least_threads, most), most
     )
     threads = load.given_threads or needed or most
-    parts = lag(min(threads, load.cert_deps_distance or threads))
+    parts = lag(flow_control.appliers_at_work(threads, load.cert_deps_distance))
     total = np.asarray(parts.total_ms)
 
     def at_p99(term: FloatArray | float) -> float:

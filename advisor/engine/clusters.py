@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from advisor.engine.draws import LinkDraws
+from advisor.engine.draws import LinkDraws, site_local_commit_ms
 from advisor.engine.memo import ClusterKey, Memo
 from advisor.engine.metrics import (
     REPORTED,
@@ -44,11 +44,7 @@ class Clusters:
         # One gmcast.segment per site unless the user pins one segment for every node.
         self._segments = "gmcast.segment" not in topology.galera.provider_options
         # Each site's local work of one commit or apply [ms]: its own, else the workload's.
-        default_ms = self.sampling.local_commit_ms
-        self._local_ms = {
-            s.name: default_ms if s.local_commit_ms is None else s.local_commit_ms
-            for s in topology.sites
-        }
+        self._local_ms = {s.name: site_local_commit_ms(topology, s) for s in topology.sites}
 
     def cluster(self, sites: Sequence[str]) -> ClusterEval:
         """The cluster of ``sites`` (those holding data, in declaration order), evaluated once

@@ -12,7 +12,13 @@ costed by the link's evidence (``LinkEvidence.writeset_rtt``).
 
 from __future__ import annotations
 
-__all__ = ["LinkDraws", "Sampling", "sampling"]
+__all__ = [
+    "LinkDraws",
+    "Sampling",
+    "sampling",
+    "site_local_commit_ms",
+    "workload_local_commit_ms",
+]
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,7 +30,7 @@ import numpy.typing as npt
 from advisor.engine.evidence import LinkEvidence, writeset_round_trip
 from advisor.engine.memo import Anchors, Lan, Memo, Pair
 from advisor.engine.workload import WritesetSizes, writeset_size_draws
-from advisor.inputs.topology import Topology
+from advisor.inputs.topology import Site, Topology
 from advisor.model import galera, pipeline
 from advisor.model.provider_options import OptionValue
 from advisor.model.rtt import RttDistribution, quantiles_at
@@ -91,6 +97,14 @@ def workload_local_commit_ms(topology: Topology) -> float:
     ``local_commit_ms``, else :data:`advisor.model.galera.LOCAL_COMMIT_MS`."""
     given = topology.workload.local_commit_ms
     return galera.LOCAL_COMMIT_MS if given is None else given
+
+
+def site_local_commit_ms(topology: Topology, site: Site) -> float:
+    """The local work of one commit or apply on ``site``'s nodes [ms]: its own
+    ``local_commit_ms``, else :func:`workload_local_commit_ms`."""
+    return (
+        workload_local_commit_ms(topology) if site.local_commit_ms is None else site.local_commit_ms
+    )
 
 
 class LinkDraws:

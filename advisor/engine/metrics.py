@@ -37,7 +37,7 @@ import numpy.typing as npt
 from advisor.engine.evidence import LinkEvidence
 from advisor.engine.failover import FailoverPlan
 from advisor.inputs.topology import HotRow
-from advisor.model import galera, pipeline, quorum, replication
+from advisor.model import flow_control, galera, pipeline, quorum, replication
 from advisor.model.cpu_quota import CpuQuota
 from advisor.model.flow_control import SlowMember
 from advisor.vocabulary import Architecture
@@ -210,7 +210,7 @@ class AsyncLink:
         """The appliers at work at once on average: those it runs, no more than the write
         sets' dependencies allow (as :func:`advisor.model.flow_control.apply_capacity_per_s`
         counts a Galera member's) [threads]."""
-        return min(float(self.applier_threads), self.cert_deps_distance or math.inf)
+        return flow_control.appliers_at_work(self.applier_threads, self.cert_deps_distance)
 
     @property
     def apply_capacity_per_s(self) -> float:
@@ -223,6 +223,12 @@ class AsyncLink:
     def in_order_busy(self) -> float:
         """The hottest row's share of one applier [fraction]; 1 or more: it falls behind."""
         return self.in_order_per_s * self.apply_ms / 1000.0
+
+    @property
+    def offered_appliers(self) -> float:
+        """The appliers the peak keeps busy all the time: its commits times one apply
+        (Little's law) [threads]."""
+        return self.commits_per_s * self.apply_ms / 1000.0
 
     @property
     def appliers_busy(self) -> float:

@@ -25,6 +25,7 @@ __all__ = [
     "MIN_APPLIERS",
     "ApplyQueue",
     "SlowMember",
+    "appliers_at_work",
     "apply_capacity_per_s",
     "design_applier_threads",
     "fc_limits",
@@ -159,6 +160,33 @@ def design_applier_threads(
     return wanted if useful is None else min(wanted, useful)
 
 
+def appliers_at_work(applier_threads: float, cert_deps_distance: float | None) -> float:
+    """The appliers at work at once on average: the threads, no more than the write sets'
+    dependencies let apply in parallel (:func:`useful_applier_threads` says why).
+
+    Parameters
+    ----------
+    applier_threads : float
+        ``wsrep_slave_threads``, or a replica's parallel workers [threads].
+    cert_deps_distance : float or None
+        ``wsrep_cert_deps_distance`` [write sets], taken as at least 1; None: not known, the
+        threads alone bound it.
+
+    Returns
+    -------
+    float
+        Appliers at work at once [threads].
+
+    Examples
+    --------
+    >>> appliers_at_work(4, 2.5), appliers_at_work(4, None), appliers_at_work(2, 16.0)
+    (2.5, 4.0, 2.0)
+    """
+    if cert_deps_distance is None:
+        return float(applier_threads)
+    return min(float(applier_threads), max(cert_deps_distance, 1.0))
+
+
 def apply_capacity_per_s(
     applier_threads: int, apply_ms: float, parallel_limit: float | None = None
 ) -> float:
@@ -197,9 +225,7 @@ def apply_capacity_per_s(
     """
     if apply_ms <= 0.0:
         return math.inf
-    parallel = float(applier_threads)
-    if parallel_limit is not None:
-        parallel = min(parallel, max(parallel_limit, 1.0))
+    parallel = appliers_at_work(applier_threads, parallel_limit)
     return float(replication.apply_capacity_per_s(parallel, apply_ms))  # workers over one apply
 
 

@@ -186,7 +186,7 @@ def appliers_why(link: AsyncLink) -> str:
     if link.appliers_busy >= 1.0:
         return (
             f"{link.commits_per_s:.0f} commits/s at {apply} keep "
-            f"{link.appliers_busy * link.working_threads:.1f} appliers busy all the time; it "
+            f"{link.offered_appliers:.1f} appliers busy all the time; it "
             f"runs {link.applier_threads}{_dependencies_bound(link)}"
         )
     return ""

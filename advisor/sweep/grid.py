@@ -55,7 +55,7 @@ from advisor.engine.evaluator import row_lock_wait_draws
 from advisor.engine.evidence import LinkEvidence, RttEstimate
 from advisor.engine.metrics import REPORTED_PERCENTS, AsyncLink, HotRowEval, Option, summarise
 from advisor.errors import AdvisorError
-from advisor.model import physics, replication
+from advisor.model import flow_control, physics, replication
 from advisor.vocabulary import SWEEP_UNITS
 
 FloatArray = npt.NDArray[np.float64]
@@ -437,7 +437,7 @@ class _OnGrid:
         threads = (
             link.applier_threads if link.applier_threads_given else replication.MOST_APPLIER_THREADS
         )
-        working = min(threads, link.cert_deps_distance or threads)
+        working = flow_control.appliers_at_work(threads, link.cert_deps_distance)
         appliers = link.commits_per_s * apply_ms / 1000.0 / working
         in_order = link.in_order_per_s * self.rate_scale * apply_ms / 1000.0
         busy: FloatArray = np.maximum(appliers, in_order)
