@@ -90,12 +90,20 @@ def fixes() -> dict[str, str]:
             "rtt20: the appliers' CPU a write set 1.4 to 1.9 times RTT 2 ms's) and its second "
             "applier (applier-cpu-rtt20), neither of which a split fitted on a node throttled "
             "in every period can carry; this case's design fits it at RTT 2 ms on purpose, to "
-            "test that transfer; at 5 % of a CPU, the "
-            "kernel's slice (the runs with a 1 ms slice fit in tps): a budget of a single "
-            "slice a period is not all usable, which the product could say for such limits "
-            "once more quotas (one to four slices) are measured, and, handed to one CPU's run "
-            "queue at a time, it stalls some commits past one period (U2: COMMIT p99 197 ms), "
-            "where the product's throttle stalls a commit at most the rest of one"
+            "test that transfer; at 5 % of a CPU, nothing the product can know: a node "
+            "pinned to one CPU or given 1 ms slices spends its whole budget, as the "
+            "product's member does, and those rows fit (cpu-quota-slice-pinned, the slice "
+            "1 ms rows), while how much of a single slice a period a node on two CPUs "
+            "leaves unspent turns on where the kernel wakes its threads; the product warns "
+            "of such limits (CPU-QUOTA-SLICE) and advises two slices at least. The commits "
+            "held past one period (COMMIT p99 about 200 ms with the default slice, pinned or "
+            "not; 115 with 1 ms slices) need the kernel's handing out of a 5 ms slice in "
+            "the throttle, which holds a commit at most the rest of one period"
+        ),
+        "lab cpu-quota-slice-pinned": (
+            "at RTT 20 ms, n3's costs measured at that round trip (as for cpu-cost-split); "
+            "at 64 clients, the commits held past one period with the default slice, which "
+            "pinning does not remove (as for cpu-cost-split)"
         ),
         "lab cpu-limit-bursts-rtt2": (
             "n3's CPU a write set measured at the run's own rate, as the input defines it "
