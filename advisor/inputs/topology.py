@@ -39,7 +39,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from advisor.model import row_locks
-from advisor.model.cpu_quota import CpuQuota
+from advisor.model.cpu_quota import KERNEL_SLICE_MS, CpuQuota
 from advisor.model.provider_options import OptionValue, check_option
 from advisor.names import safe_name
 
@@ -512,6 +512,15 @@ class Site(_Model):
             "ms in the kernel and Kubernetes by default)."
         ),
     )
+    cpu_slice_ms: Annotated[float, Field(ge=0.001, le=1000)] = Field(
+        default=KERNEL_SLICE_MS,
+        description=(
+            "The slice of the quota the kernel hands to one CPU's run queue at a time [ms] "
+            "(/proc/sys/kernel/sched_cfs_bandwidth_slice_us of the nodes' host, 5 ms by "
+            "default). A budget (cpu_limit_cores x cpu_period_ms) of fewer than two slices "
+            "is not all usable by a node whose threads run on two CPUs (CPU-QUOTA-SLICE)."
+        ),
+    )
 
     _lan_as_peak = field_validator("lan_rtt_ms", mode="before")(
         lambda value: _peak_from_number(value)
@@ -546,6 +555,7 @@ class Site(_Model):
             self.cpu_ms_per_writeset,
             self.cpu_period_ms,
             self.cpu_ms_per_message,
+            self.cpu_slice_ms,
         )
 
 

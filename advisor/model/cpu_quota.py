@@ -28,16 +28,25 @@ more write sets when more of them share one. The same runs repeated minutes apar
 what its budget keeps up with the cluster commits in bursts that end when the period's
 budget is spent.
 
-The whole quota is the budget here. The kernel hands it to each CPU's run queue a slice at
-a time (``kernel.sched_cfs_bandwidth_slice_us``, 5 ms by default), and a quota of a single
-slice a period is not all usable: the lab's n3 held to 5 ms a period used 41 to 46 of its
-50 ms a second, and 46 to 50 with 1 ms slices (lab-runs.yaml cpu-cost-split, runs s1 to s3);
-held to two slices it used 96 to 99 of 100.
+The whole quota is the budget here, as for a member whose threads run on one CPU. The
+kernel hands the quota to each CPU's run queue a slice at a time
+(``kernel.sched_cfs_bandwidth_slice_us``, 5 ms by default; Documentation/scheduler/
+sched-bwc.rst), so a budget of fewer than two slices a period cannot give two CPUs a slice
+each: while one CPU's run queue holds the period's slice, the member's threads woken on
+another find the pool empty and wait for the next period, and the slice's rest is left
+unspent. Measured in the project's lab on a 2-CPU host (lab-runs.yaml cpu-cost-split and
+cpu-quota-slice-pinned): n3 held to one 5 ms slice a period used 41 to 46 of its 50 ms a
+second; pinned to one CPU it used 49 to 50 where it was throttled in every period (46 to 50
+with 1 ms slices) and the product's rate fits; held to two slices it used 96 to 99 of 100.
+Its commits held past one period with the 5 ms slice, pinned or not (COMMIT p99 about 200
+ms; 115 with 1 ms slices), where :class:`Throttle` holds one at most the rest of a period.
+Below two slices the estimates here are optimistic (CPU-QUOTA-SLICE), and a limit of two
+slices a period (:attr:`CpuQuota.two_slices_cores`) is the least that spends as modelled.
 """
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_PERIOD_MS", "CpuQuota", "Stalls", "Throttle"]
+__all__ = ["DEFAULT_PERIOD_MS", "KERNEL_SLICE_MS", "CpuQuota", "Stalls", "Throttle"]
 
 import math
 from dataclasses import dataclass
@@ -51,6 +60,10 @@ if TYPE_CHECKING:  # numpy is imported where used: the input models import this 
 # https://docs.kernel.org/scheduler/sched-bwc.html.
 DEFAULT_PERIOD_MS = 100.0
 
+# The kernel's default slice of a quota handed to one CPU's run queue at a time
+# (/proc/sys/kernel/sched_cfs_bandwidth_slice_us = 5000): the same documentation.
+KERNEL_SLICE_MS = 5.0
+
 
 @dataclass(frozen=True)
 class CpuQuota:
@@ -58,7 +71,8 @@ class CpuQuota:
 
     ``limit_cores`` [CPUs] of CPU time a wall-clock second, granted ``period_ms`` [ms] at a
     time; ``cpu_ms_per_writeset`` [ms of CPU] spent on each write set it receives, and
-    ``cpu_ms_per_message`` [ms of CPU] on each message that carries write sets.
+    ``cpu_ms_per_message`` [ms of CPU] on each message that carries write sets;
+    ``slice_ms`` [ms], the part of the budget the kernel hands one CPU's run queue at a time.
 
     Examples
     --------
@@ -74,11 +88,28 @@ class CpuQuota:
     cpu_ms_per_writeset: float
     period_ms: float = DEFAULT_PERIOD_MS
     cpu_ms_per_message: float = 0.0
+    slice_ms: float = KERNEL_SLICE_MS
 
     @property
     def budget_ms(self) -> float:
         """CPU time the member may use in one period [ms]."""
         return self.limit_cores * self.period_ms
+
+    @property
+    def slices(self) -> float:
+        """The kernel's slices one period's budget makes [count]: below two, one CPU's run
+        queue holds it at a time (the module docstring)."""
+        return self.budget_ms / self.slice_ms
+
+    @property
+    def two_slices_cores(self) -> float:
+        """The least limit whose budget makes two slices a period [CPUs]: the least the lab
+        measured spent as modelled, on a host of two CPUs.
+
+        >>> CpuQuota(limit_cores=0.05, cpu_ms_per_writeset=0.2).two_slices_cores
+        0.1
+        """
+        return 2.0 * self.slice_ms / self.period_ms
 
     @property
     def capacity_per_s(self) -> float:

@@ -2,7 +2,8 @@
 latency, quorum, the arbitrator, send windows, tail behaviour of its links, bandwidth).
 
 Each predicate takes the :class:`~advisor.rules.context.Context` and the rule's parameters and
-yields :class:`~advisor.rules.pack.RuleHit` with ``option`` set.
+yields :class:`~advisor.rules.pack.RuleHit` with ``option`` set, but for CPU-QUOTA-SLICE: a
+property of a site's nodes under every option, it is said once, under none.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ __all__ = [
     "bandwidth",
     "cluster_timers",
     "commit_latency_slo",
+    "cpu_quota",
+    "cpu_quota_bursts",
+    "cpu_quota_slice",
     "failover_node_loss",
     "failover_site_loss",
     "flow_control",
@@ -574,17 +578,19 @@ def cpu_quota(ctx: Context, p: Params) -> Iterator[RuleHit]:
                 f" and {quota.cpu_ms_per_message:g} ms on each of the writer's messages "
                 f"(about {messages:.0f}/s at the peak)"
             )
+        needed = quota.cpu_ms_per_s(peak, messages) / 1000.0
         yield _cluster_hit(
             option,
             cluster,
             site,
             **_quota_values(cluster, quota, site, peak),
+            **_limit_to_set(quota, needed, "its write sets and messages need"),
             cpu_ms_per_writeset=quota.cpu_ms_per_writeset,
             cpu_ms_per_message=quota.cpu_ms_per_message,
             messages_per_s=messages,
             spends=spends,
             budget_ms=quota.budget_ms,
-            needed_cores=quota.cpu_ms_per_s(peak, messages) / 1000.0,
+            needed_cores=needed,
         )
 
 
@@ -602,11 +608,13 @@ def cpu_quota_bursts(ctx: Context, p: Params) -> Iterator[RuleHit]:
         stalls = quota.stalls(peak, messages)
         if stalls.stalled_share <= p["max_stalled_share"]:
             continue
+        needed = _limit_for_stalls(quota, peak, messages, p["max_stalled_share"])
         yield _cluster_hit(
             option,
             cluster,
             site,
             **_quota_values(cluster, quota, site, peak),
+            **_limit_to_set(quota, needed, "the stalls alone ask"),
             load_share=peak / capacity,
             stalled_share=stalls.stalled_share,
             stalled_pct=100.0 * stalls.stalled_share,
@@ -614,7 +622,45 @@ def cpu_quota_bursts(ctx: Context, p: Params) -> Iterator[RuleHit]:
             throttled_pct=100.0 * stalls.throttled_share,
             mean_wait_ms=stalls.mean_wait_ms,
             max_stalled_pct=100.0 * p["max_stalled_share"],
-            needed_cores=_limit_for_stalls(quota, peak, messages, p["max_stalled_share"]),
+            needed_cores=needed,
+        )
+
+
+def _limit_to_set(quota: CpuQuota, needed_cores: float, need: str) -> dict[str, Any]:
+    """The limit to advise [CPUs]: ``needed_cores``, or two of the kernel's slices a period
+    when that is more, since a budget of fewer is not all usable (CPU-QUOTA-SLICE); and the
+    words that say so (empty when the need binds), ``need`` saying whose need it is."""
+    floor = quota.two_slices_cores
+    if needed_cores >= floor:
+        return {"limit_to_set_cores": needed_cores, "slice_cores": floor, "slice_note": ""}
+    note = (
+        f" ({need} {needed_cores:.2f}, but a budget of fewer than two of the kernel's "
+        f"{quota.slice_ms:g} ms slices a period is not all usable: CPU-QUOTA-SLICE)"
+    )
+    return {"limit_to_set_cores": floor, "slice_cores": floor, "slice_note": note}
+
+
+def cpu_quota_slice(ctx: Context, p: Params) -> Iterator[RuleHit]:
+    """A site held to a CPU limit whose budget makes fewer than two of the kernel's slices a
+    period: while one CPU's run queue holds the slice, the node's threads woken on another
+    wait for the next period, so the budget is not all spent and the estimates of
+    :mod:`advisor.model.cpu_quota` are optimistic. A property of the site's nodes, whatever
+    the architecture: one hit a site, under no option."""
+    for site in ctx.topology.sites:
+        quota = site.cpu_quota
+        if not site.nodes or quota is None or quota.slices >= 2.0:
+            continue
+        yield RuleHit(
+            site.name,
+            {
+                "site": site.name,
+                "limit_cores": quota.limit_cores,
+                "period_ms": quota.period_ms,
+                "budget_ms": quota.budget_ms,
+                "slice_ms": quota.slice_ms,
+                "slices": quota.slices,
+                "slice_cores": quota.two_slices_cores,
+            },
         )
 
 

@@ -39,6 +39,7 @@ CHECKS: dict[str, Check] = {
     "FLOW-CONTROL": cluster.flow_control,
     "CPU-QUOTA": cluster.cpu_quota,
     "CPU-QUOTA-BURSTS": cluster.cpu_quota_bursts,
+    "CPU-QUOTA-SLICE": cluster.cpu_quota_slice,
     "HOT-ROW-RATE": hot_row.hot_row_rate,
     "HOT-ROW-QUEUE": hot_row.hot_row_queue,
     "HOT-ROW-CONFLICTS": hot_row.hot_row_conflicts,
