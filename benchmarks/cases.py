@@ -2164,10 +2164,10 @@ DROPPED = (
     ),
     Dropped(
         "lab cpu-quota-slice-pinned",
-        "the unpinned runs (K4u1 to K8u3), the interleaved control",
+        "the unpinned runs (K4u1 to K8u3, U5), the interleaved control",
         "cpu-cost-split's default-slice settings again, whose rows are the medians of that "
         "case's quiet runs: a row here would count those settings twice. They spent 41.7 to "
-        "42.7 of their 50 ms a second against the pinned runs' 46 to 50 and committed 315 to "
+        "43.8 of their 50 ms a second against the pinned runs' 46 to 50 and committed 315 to "
         "434/s against 328 to 566, as cpu-cost-split's runs did",
     ),
     Dropped(
