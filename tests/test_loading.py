@@ -61,7 +61,7 @@ def test_a_good_file_loads_with_defaults(write):
             "name: t\nsites:\n  - name: a\n    nodez: 3\n",
             "T:4:5: sites[0].nodez: unknown key 'nodez'; expected one of name, location, nodes, "
             "writes, arbitrator, lan_rtt_ms, weight, local_commit_ms, cpu_limit_cores, "
-            "cpu_ms_per_writeset, cpu_ms_per_message, cpu_period_ms",
+            "cpu_ms_per_writeset, cpu_ms_per_message, cpu_period_ms, cpu_slice_ms",
         ),
         (
             "name: t\nsites:\n  - name: a\n    location: {lat: 91, lon: 0}\n",
