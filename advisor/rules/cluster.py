@@ -648,7 +648,7 @@ def cpu_quota_slice(ctx: Context, p: Params) -> Iterator[RuleHit]:
     the architecture: one hit a site, under no option."""
     for site in ctx.topology.sites:
         quota = site.cpu_quota
-        if not site.nodes or quota is None or quota.slices >= 2.0:
+        if not site.nodes or quota is None or quota.limit_cores >= quota.two_slices_cores:
             continue
         yield RuleHit(
             site.name,
