@@ -86,6 +86,18 @@ def test_a_bound_above_the_design_gives_the_threads_it_allows():
     assert "wsrep_slave_threads=12 on c" in finding.values["remedy_short"]
 
 
+def test_threads_the_bound_holds_below_the_peak_are_no_short_remedy():
+    finding = _finding(_with_deps(8))
+    # 8 at once at c's 20 ms: 8 x 1000 / 20 = 400/s, above the design's 4 threads (200/s) but
+    # below the peak of 600/s: the ranked remedy says so, and "to make it viable" leaves the
+    # threads out, as it leaves out the replica held to the same 400/s
+    assert "up to wsrep_slave_threads=8" in finding.message
+    assert "about 400 write sets/s against the peak of 600/s" in finding.message
+    assert (
+        finding.values["remedy_short"] == "the writer's durability settings at c, or a faster node"
+    )
+
+
 def test_a_loose_bound_keeps_the_threads_little_s_law_gives():
     finding = _finding(_with_deps(30))
     assert "wsrep_slave_threads=24" in finding.message

@@ -694,8 +694,14 @@ def _flow_control_remedies(
         f"(4) {site} out of the cluster, as an asynchronous replica (per_site_clusters or "
         f"grouped_clusters){caveat}",
     ]
-    more = f"wsrep_slave_threads={threads} on {site}, " if threads > cluster.applier_threads else ""
-    # A replica no faster than the member restores no option by itself: leave it out.
+    # The short remedy lists what restores the option by itself: threads that the
+    # dependencies hold below the peak do not, nor does a replica no faster than the member.
+    carries = deps is None or _dependencies_reach(cluster, deps) >= peak
+    more = (
+        f"wsrep_slave_threads={threads} on {site}, "
+        if threads > cluster.applier_threads and carries
+        else ""
+    )
     short = f"{more}the writer's durability settings at {site}" + (
         ", or a faster node" if caveat else f", a faster node, or {site} as an asynchronous replica"
     )
