@@ -461,7 +461,8 @@ class Lever:
     option: the smallest binds first, after the cheapest ``cost``, on :data:`REMEDIES`'
     scale); ``whole`` whether it alone lifts every latency limit of the option (an RTT, a
     garbd link, the write-set size, the windows; a row's split when that row alone breaks
-    one), or says one row's or one link's figure.
+    one; a slow or CPU-limited site's figure when its finding is the option's only blocker),
+    or says one row's, one link's or one site's figure.
     """
 
     option: str
@@ -601,7 +602,12 @@ def levers(
             for lever in per_row
         ]
     found = sorted(
-        [*whole, *per_row, *_bandwidth_levers(option, findings, inputs)],
+        [
+            *whole,
+            *per_row,
+            *_bandwidth_levers(option, findings, inputs),
+            *_member_levers(option, findings),
+        ],
         # Whole levers by cost, then change; the rows' and links' figures in their order.
         key=lambda lever: (False, lever.cost, lever.change) if lever.whole else (True, 0, 0),
     )
@@ -1067,6 +1073,77 @@ def _bandwidth_levers(
             )
         )
     return found
+
+
+def _member_levers(option: Option, findings: Sequence[Finding]) -> list[Lever]:
+    """Per FLOW-CONTROL blocker, the apply cost at which the slow site carries the peak with
+    its appliers at work; per CPU-QUOTA blocker, the CPU limit that carries it: each one
+    site's figure, read from the finding (which states both); whole when that finding is the
+    option's only blocker, since the figure then makes the option viable alone."""
+    blocking = blockers(option, findings)
+    alone = len(blocking) == 1
+    found = []
+    for f in blocking:
+        if f.rule == "FLOW-CONTROL":
+            found.append(_apply_lever(option, f, alone))
+        elif f.rule == "CPU-QUOTA":
+            found.append(_cpu_limit_lever(option, f, alone))
+    return found
+
+
+def _figure(finding: Finding, key: str) -> float:
+    """A number the finding states (its rule always states it)."""
+    value = finding.values[key]
+    assert isinstance(value, int | float), (finding.rule, key)
+    return float(value)
+
+
+def _apply_lever(option: Option, finding: Finding, alone: bool) -> Lever:
+    """FLOW-CONTROL's site: the apply cost [ms] at which its appliers at work carry the peak."""
+    site = finding.subject
+    at_work = _figure(finding, "appliers_at_work")
+    peak, now = _figure(finding, "peak_per_s"), _figure(finding, "apply_ms")
+    flip = at_work * 1000.0 / peak
+    return Lever(
+        option=option.architecture,
+        quantity=f"local_commit_ms:{site}",
+        value=round(flip, 2),
+        unit="ms",
+        current=now,
+        message=(
+            f"{option.architecture}: the nodes at {site} apply the peak of {peak:g} commits/s "
+            f"without pausing the cluster by flow control when one apply takes at most "
+            f"{flip:.2f} ms with {at_work:g} appliers at work (now {now:g} ms: FLOW-CONTROL "
+            f"ranks the remedies)."
+        ),
+        phrase=f"an apply at {site} within {flip:.2f} ms (now {now:g})",
+        change=max(now / flip - 1.0, 0.0),
+        whole=alone,
+        example="innodb_flush_log_at_trx_commit and sync_binlog as on the writer",
+        cost=REMEDIES["decision"][0],
+    )
+
+
+def _cpu_limit_lever(option: Option, finding: Finding, alone: bool) -> Lever:
+    """CPU-QUOTA's site: the CPU limit [CPUs] that carries the peak, as the finding advises."""
+    site = finding.subject
+    needed, now = _figure(finding, "limit_to_set_cores"), _figure(finding, "limit_cores")
+    return Lever(
+        option=option.architecture,
+        quantity=f"cpu_limit_cores:{site}",
+        # up to the hundredth, not past it on a float's last digit
+        value=math.ceil(needed * 100.0 - 1e-9) / 100.0,
+        unit="CPUs",
+        current=now,
+        message=(
+            f"{option.architecture}: the nodes at {site} keep up with the peak under a CPU "
+            f"limit of at least {needed:.2f} CPUs (now {now:g}: CPU-QUOTA), or none."
+        ),
+        phrase=f"a CPU limit of at least {needed:.2f} at {site} (now {now:g})",
+        change=max(needed / now - 1.0, 0.0),
+        whole=alone,
+        cost=REMEDIES["decision"][0],
+    )
 
 
 def what_would_change(

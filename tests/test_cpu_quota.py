@@ -376,3 +376,20 @@ def test_bursts_under_two_slices_advise_two_slices():
     assert "A limit of about 0.10 CPUs brings the share under 1 % (the stalls alone ask 0.06" in (
         bursts.message
     )
+
+
+def test_what_would_change_gives_the_cpu_limit_that_carries_the_peak():
+    text = _topology(
+        "{name: c, nodes: 3, writes: false, cpu_limit_cores: 0.1, cpu_ms_per_writeset: 0.5}"
+    )
+    result = recommend(parse_topology(text))
+    (lever,) = [
+        w
+        for w in result.what_would_change
+        if w.quantity == "cpu_limit_cores:c" and w.option == "single_cluster"
+    ]
+    # 600/s x 0.5 ms = 0.30 CPUs, the limit CPU-QUOTA advises
+    assert lever.value == pytest.approx(0.30)
+    assert lever.current == pytest.approx(0.1)
+    assert lever.unit == "CPUs"
+    assert "at least 0.30 CPUs (now 0.1: CPU-QUOTA)" in lever.message

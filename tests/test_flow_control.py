@@ -283,3 +283,21 @@ def test_equal_sites_with_one_applier_cap_a_peak_their_threads_cannot_carry():
     # the design's threads carry twice the peak (4 at 1 ms: 4,000/s): nothing to say
     designed = recommend(parse_topology(text))
     assert not [f for f in designed.findings if f.rule == "FLOW-CONTROL"]
+
+
+def test_what_would_change_gives_the_slow_sites_apply_cost_that_carries_the_peak():
+    result = recommend(parse_topology(_topology(SLOW_DR)))
+    (lever,) = [w for w in result.what_would_change if w.quantity == "local_commit_ms:c"]
+    # the design's 4 appliers carry 600/s when one apply takes 4 x 1000 / 600 = 6.67 ms
+    assert lever.option == "single_cluster"
+    assert lever.value == pytest.approx(6.67)
+    assert lever.current == pytest.approx(20.0)
+    assert lever.unit == "ms"
+    assert "at most 6.67 ms with 4 appliers at work (now 20 ms" in lever.message
+    # FLOW-CONTROL is single_cluster's only blocker: the figure alone makes it viable, so it
+    # comes before single_cluster's other levers
+    single = [w for w in result.what_would_change if w.option == "single_cluster"]
+    assert single[0] is lever
+    # and it does: the site at that cost carries the peak, no FLOW-CONTROL left
+    flipped = recommend(parse_topology(_topology(SLOW_DR.replace("20}", "6.6}"))))
+    assert not [f for f in flipped.findings if f.rule == "FLOW-CONTROL"]
