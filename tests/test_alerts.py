@@ -36,7 +36,14 @@ from advisor.config.alerts import (
 )
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = ("amsterdam-metro", "global-counter", "paris-frankfurt", "pxc-wan-windows", "us-eu")
+EXAMPLES = (
+    "amsterdam-metro",
+    "dr-site-durable",
+    "global-counter",
+    "paris-frankfurt",
+    "pxc-wan-windows",
+    "us-eu",
+)
 
 
 @dataclass(frozen=True)

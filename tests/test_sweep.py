@@ -181,6 +181,7 @@ def example(name: str) -> tuple[Analysis, list[str], list[list[str]]]:
 REFUSED = {
     ("pxc-wan-windows", "distance"): "no site pair has a distance to scale",
     ("pxc-wan-windows", "hot-row-rate"): r"no workload\.hot_rows",
+    ("dr-site-durable", "hot-row-rate"): r"no workload\.hot_rows",
 }
 EVERY_SWEEP = [(p.parent.name, variable) for p in EXAMPLES for variable in VARIABLES]
 ACCEPTED = [pair for pair in EVERY_SWEEP if pair not in REFUSED]
