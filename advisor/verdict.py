@@ -1119,7 +1119,7 @@ def _apply_lever(option: Option, finding: Finding, alone: bool) -> Lever:
         phrase=f"an apply at {site} within {flip:.2f} ms (now {now:g})",
         change=max(now / flip - 1.0, 0.0),
         whole=alone,
-        example="innodb_flush_log_at_trx_commit and sync_binlog as on the writer",
+        example=str(finding.values["remedy_short"]),  # what brings the apply down
         cost=REMEDIES["decision"][0],
     )
 

@@ -301,3 +301,35 @@ def test_what_would_change_gives_the_slow_sites_apply_cost_that_carries_the_peak
     # and it does: the site at that cost carries the peak, no FLOW-CONTROL left
     flipped = recommend(parse_topology(_topology(SLOW_DR.replace("20}", "6.6}"))))
     assert not [f for f in flipped.findings if f.rule == "FLOW-CONTROL"]
+
+
+WRITING_SLOW = "{name: c, nodes: 3, local_commit_ms: 20}"
+
+
+def test_a_slow_writer_site_is_told_to_apply_faster_not_to_copy_its_own_settings():
+    # per_site_clusters: c's own cluster, c its writer; its other nodes apply at 20 ms, with
+    # the 4 threads given: 200/s against the peak of 600/s
+    given = _topology(WRITING_SLOW) + "galera: {applier_threads: 4}\n"
+    result = recommend(parse_topology(given))
+    (own,) = [
+        f for f in result.findings if f.rule == "FLOW-CONTROL" and f.option == "per_site_clusters"
+    ]
+    assert own.subject == "c"
+    assert "as on c" not in own.message  # no faster node's settings to copy
+    assert "(2) a cheaper apply at c, the writer's own site" in own.message
+    assert "innodb_flush_log_at_trx_commit=2 and sync_binlog=0" in own.message
+    assert "with every member at c, a power loss there can lose it" in own.message
+    assert "(4)" not in own.message and "asynchronous replica" not in own.message
+    # 24 threads (600/s x 20 ms x 2) carry the peak, no dependency bound given
+    assert own.values["remedy_short"] == (
+        "wsrep_slave_threads=24 on c, a cheaper apply at c (faster disks or nodes, or lighter "
+        "durability)"
+    )
+    # in the cluster of every site, c is no writer's site: the remedies are as before
+    (spanning,) = [
+        f for f in result.findings if f.rule == "FLOW-CONTROL" and f.option == "single_cluster"
+    ]
+    assert (
+        "sync_binlog as on a)" in spanning.message
+        and "(4) c out of the cluster" in spanning.message
+    )

@@ -220,3 +220,10 @@ def test_the_generated_replica_workers_stop_at_the_distance_and_say_why():
         )
         assert "3 is as many as the write sets' dependencies let work at once" in threads.reason
         assert "(workload.cert_deps_distance 2.5), too few to keep up" in threads.reason
+
+
+def test_the_apply_to_reach_counts_the_appliers_at_work_not_the_threads():
+    finding = _finding(_with_deps(2.5))
+    # 3 threads, 2.5 at work: the peak of 600/s needs one apply within 2.5 x 1000 / 600 ms
+    assert finding.values["max_apply_ms"] == pytest.approx(2500 / 600)
+    assert "one apply within 4.17 ms at 3 threads" in finding.message

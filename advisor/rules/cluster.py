@@ -471,7 +471,7 @@ def flow_control(ctx: Context, p: Params) -> Iterator[RuleHit]:
             capacity_per_s=capacity,
             applier_threads=cluster.applier_threads,
             # no more apply at once than the dependencies allow (fc.apply_capacity_per_s)
-            appliers_at_work=min(float(cluster.applier_threads), deps or math.inf),
+            appliers_at_work=_appliers_at_work(cluster, deps),
             apply_ms=cluster.apply_ms,
             peak_per_s=peak,
             pause_share=pause,
@@ -481,7 +481,7 @@ def flow_control(ctx: Context, p: Params) -> Iterator[RuleHit]:
             members=members,
             threads_needed=_threads_needed(peak, cluster.apply_ms, deps),
             **_known(cert_deps_distance=deps),
-            max_apply_ms=cluster.applier_threads * 1000.0 / peak,
+            max_apply_ms=_appliers_at_work(cluster, deps) * 1000.0 / peak,
             remedies=remedies,
             remedy_short=short,
         )
@@ -681,19 +681,28 @@ def _limit_for_stalls(
 def _flow_control_remedies(
     cluster: ClusterEval, site: str, peak: float, deps: float | None = None
 ) -> tuple[str, str]:
-    """FLOW-CONTROL's remedies, cheapest first, with their numbers; and the short one."""
+    """FLOW-CONTROL's remedies, cheapest first, with their numbers; and the short one.
+
+    When the slow site is the writer's own, there is no faster node's durability to copy and
+    no other site to keep in the cluster: the remedies are a cheaper apply there instead."""
     threads = _threads_needed(peak, cluster.apply_ms, deps)
-    max_ms = cluster.applier_threads * 1000.0 / peak
+    max_ms = _appliers_at_work(cluster, deps) * 1000.0 / peak
     caveat = _replica_caveat(cluster, peak, deps)
+    own = site == cluster.writer_site
     ranked = [
         f"(1) {_more_appliers(cluster, site, peak, deps)}",
-        f"(2) the same durability settings on every node (innodb_flush_log_at_trx_commit, "
+        _cheaper_apply(cluster, site)
+        if own
+        else f"(2) the same durability settings on every node (innodb_flush_log_at_trx_commit, "
         f"sync_binlog as on {cluster.writer_site})",
         f"(3) faster nodes at {site}: one apply within {max_ms:.2f} ms at "
         f"{cluster.applier_threads} threads",
-        f"(4) {site} out of the cluster, as an asynchronous replica (per_site_clusters or "
-        f"grouped_clusters){caveat}",
     ]
+    if not own:
+        ranked.append(
+            f"(4) {site} out of the cluster, as an asynchronous replica (per_site_clusters or "
+            f"grouped_clusters){caveat}"
+        )
     # The short remedy lists what restores the option by itself: threads that the
     # dependencies hold below the peak do not, nor does a replica no faster than the member.
     carries = deps is None or _dependencies_reach(cluster, deps) >= peak
@@ -702,10 +711,39 @@ def _flow_control_remedies(
         if threads > cluster.applier_threads and carries
         else ""
     )
-    short = f"{more}the writer's durability settings at {site}" + (
-        ", or a faster node" if caveat else f", a faster node, or {site} as an asynchronous replica"
-    )
+    if own:
+        short = f"{more}a cheaper apply at {site} (faster disks or nodes, or lighter durability)"
+    else:
+        short = f"{more}the writer's durability settings at {site}" + (
+            ", or a faster node"
+            if caveat
+            else f", a faster node, or {site} as an asynchronous replica"
+        )
     return "; ".join(ranked), short
+
+
+def _appliers_at_work(cluster: ClusterEval, deps: float | None) -> float:
+    """The slow site's appliers that work at once: its threads, no more than the write
+    sets' dependencies let (:func:`advisor.model.flow_control.apply_capacity_per_s`)."""
+    return min(float(cluster.applier_threads), deps or math.inf)
+
+
+def _cheaper_apply(cluster: ClusterEval, site: str) -> str:
+    """FLOW-CONTROL's second remedy when the writer's own site applies slowest: a cheaper
+    apply there. innodb_flush_log_at_trx_commit=2 writes the redo log at each commit and
+    flushes it once a second, so a node that loses power loses up to that second (MariaDB
+    docs, innodb_flush_log_at_trx_commit); a cluster of that one site can lose it whole."""
+    whole = (
+        f"; with every member at {site}, a power loss there can lose it for the cluster"
+        if len(cluster.sites) == 1
+        else ""
+    )
+    return (
+        f"(2) a cheaper apply at {site}, the writer's own site, whose nodes share its settings: "
+        f"disks that flush the redo log and binlog faster, or innodb_flush_log_at_trx_commit=2 "
+        f"and sync_binlog=0 on its nodes, which flush them about once a second instead of at "
+        f"every commit (a node that loses power loses up to that second of commits{whole})"
+    )
 
 
 def _dependencies_reach(cluster: ClusterEval, deps: float) -> float:
