@@ -1085,7 +1085,9 @@ def _member_levers(option: Option, findings: Sequence[Finding]) -> list[Lever]:
     found = []
     for f in blocking:
         if f.rule == "FLOW-CONTROL":
-            found.append(_apply_lever(option, f, alone))
+            # the slowest site's figure alone lifts the blocker only if no other is below
+            only = f.values.get("capped_sites", f.subject) == f.subject
+            found.append(_apply_lever(option, f, alone and only))
         elif f.rule == "CPU-QUOTA":
             found.append(_cpu_limit_lever(option, f, alone))
     return found
@@ -1114,7 +1116,7 @@ def _apply_lever(option: Option, finding: Finding, alone: bool) -> Lever:
             f"{option.architecture}: the nodes at {site} apply the peak of {peak:g} commits/s "
             f"without pausing the cluster by flow control when one apply takes at most "
             f"{flip:.2f} ms with {at_work:g} appliers at work (now {now:g} ms: FLOW-CONTROL "
-            f"ranks the remedies)."
+            f"ranks the remedies){_also_capped(finding)}."
         ),
         phrase=f"an apply at {site} within {flip:.2f} ms (now {now:g})",
         change=max(now / flip - 1.0, 0.0),
@@ -1122,6 +1124,13 @@ def _apply_lever(option: Option, finding: Finding, alone: bool) -> Lever:
         example=str(finding.values["remedy_short"]),  # what brings the apply down
         cost=REMEDIES["decision"][0],
     )
+
+
+def _also_capped(finding: Finding) -> str:
+    """The other sites FLOW-CONTROL finds below the peak, which must keep up too ('' else)."""
+    capped = str(finding.values.get("capped_sites", finding.subject)).split(", ")
+    others = [site for site in capped if site != finding.subject]
+    return f"; so must {', '.join(others)}, also below the peak" if others else ""
 
 
 def _cpu_limit_lever(option: Option, finding: Finding, alone: bool) -> Lever:

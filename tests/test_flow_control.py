@@ -316,7 +316,7 @@ def test_a_slow_writer_site_is_told_to_apply_faster_not_to_copy_its_own_settings
     ]
     assert own.subject == "c"
     assert "as on c" not in own.message  # no faster node's settings to copy
-    assert "(2) a cheaper apply at c, the writer's own site" in own.message
+    assert "(2) a cheaper apply at c, no slower than the writer's own commits" in own.message
     assert "innodb_flush_log_at_trx_commit=2 and sync_binlog=0" in own.message
     assert "with every member at c, a power loss there can lose it" in own.message
     assert "(4)" not in own.message and "asynchronous replica" not in own.message
@@ -333,3 +333,57 @@ def test_a_slow_writer_site_is_told_to_apply_faster_not_to_copy_its_own_settings
         "sync_binlog as on a)" in spanning.message
         and "(4) c out of the cluster" in spanning.message
     )
+
+
+def test_equal_sites_capped_by_their_threads_are_all_named_and_told_to_apply_faster():
+    given = _topology("{name: c, nodes: 3}") + "galera: {applier_threads: 1}\n"
+    text = given.replace("peak: 600", "peak: 1500")
+    result = recommend(parse_topology(text))
+    (finding,) = [
+        f for f in result.findings if f.rule == "FLOW-CONTROL" and f.option == "single_cluster"
+    ]
+    # one applier at 1 ms: 1,000/s at a (the writer's other nodes), b and c alike
+    assert finding.values["capped_sites"] == "a, b, c"
+    assert "below the peak of 1500 commits/s (as are the nodes at b, c)" in finding.message
+    # raising the threads at a alone would leave b and c to pause the cluster
+    assert "more applier threads on every site (a, b, c): wsrep_slave_threads=4" in finding.message
+    # no node is faster to copy, and no site is slower than the others to take out
+    assert "as on a)" not in finding.message and "(4)" not in finding.message
+    assert finding.values["remedy_short"] == (
+        "wsrep_slave_threads=4 on every site (a, b, c), a cheaper apply at every site (a, b, c) "
+        "(faster disks or nodes, or lighter durability)"
+    )
+
+
+def test_two_slow_sites_are_both_named_and_the_slowest_decides_the_numbers():
+    text = textwrap.dedent(
+        """\
+        name: two-slow
+        sites:
+          - {name: a, nodes: 3}
+          - {name: b, nodes: 3, local_commit_ms: 10}
+          - {name: c, nodes: 3, writes: false, local_commit_ms: 20}
+        links:
+          - {sites: [a, b], measurements: [{method: icmp, samples_ms: [2, 2.1]}]}
+          - {sites: [a, c], measurements: [{method: icmp, samples_ms: [2, 2.1]}]}
+          - {sites: [b, c], measurements: [{method: icmp, samples_ms: [2, 2.1]}]}
+        workload: {commits_per_s: {avg: 300, peak: 600}}
+        """
+    )
+    result = recommend(parse_topology(text))
+    (finding,) = [
+        f for f in result.findings if f.rule == "FLOW-CONTROL" and f.option == "single_cluster"
+    ]
+    # the design's 4 threads: b at 10 ms takes in 400/s, c at 20 ms 200/s, both below 600/s
+    assert finding.subject == "c" and finding.values["capped_sites"] == "b, c"
+    assert finding.values["capacity_per_s"] == pytest.approx(200.0)
+    assert "(as are the nodes at b)" in finding.message
+    # both slower than the writer: a's settings to copy, both out as replicas; threads sized
+    # for the slowest (600/s x 20 ms x 2 = 24) carry both
+    assert "more applier threads on b, c: wsrep_slave_threads=24" in finding.message
+    assert "sync_binlog as on a)" in finding.message
+    assert "(4) b, c out of the cluster" in finding.message
+    # what would change names the slowest site's figure, and the other that must keep up
+    (lever,) = [w for w in result.what_would_change if w.quantity == "local_commit_ms:c"]
+    assert lever.value == pytest.approx(6.67)  # 4 x 1000 / 600
+    assert lever.message.endswith("; so must b, also below the peak.")

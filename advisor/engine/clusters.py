@@ -134,9 +134,10 @@ class Clusters:
         threads = given or flow_control.design_applier_threads(
             None if commits is None else commits.design_value, local_ms, deps
         )
-        slow = _slowest_applier(
+        capacities = _apply_capacities(
             [self._sites[s] for s in sites], writer, self._local_ms, threads, deps
         )
+        slow = _slowest_applier(capacities, self._local_ms, threads)
         fc_members = _fc_members(
             [self._sites[s] for s in sites], arbitrator, self.topology.galera.flavor
         )
@@ -175,6 +176,7 @@ class Clusters:
             apply_ms=slow[1],
             applier_threads=slow[2],
             apply_capacity_per_s=slow[3],
+            apply_capacities_per_s=capacities,
             slow_member=slow_member,
             fc_members=fc_members,
             quota_site=quota_site,
@@ -333,11 +335,7 @@ def _first_reply(pairs: LinkDraws, members: dict[str, list[int]], writer: str) -
 
 
 def _slowest_applier(
-    sites: Sequence[Site],
-    writer: str | None,
-    local_ms: Mapping[str, float],
-    threads: int,
-    deps: float | None,
+    capacities: Mapping[str, float], local_ms: Mapping[str, float], threads: int
 ) -> tuple[str | None, float, int, float]:
     """The member site whose appliers keep up least, and their capacity
     (:func:`flow_control.apply_capacity_per_s`): (site, one apply [ms], the design's applier
@@ -355,16 +353,29 @@ def _slowest_applier(
     of them work at once than the write sets' dependencies allow
     (``workload.cert_deps_distance``).
     """
-    slowest: tuple[str | None, float, int, float] = (None, 0.0, threads, math.inf)
-    for site in sites:
-        applies = site.nodes > (1 if site.name == writer else 0)
-        cost_ms = local_ms[site.name]
-        if not applies:
-            continue
-        capacity = flow_control.apply_capacity_per_s(threads, cost_ms, parallel_limit=deps)
-        if capacity < slowest[3]:
-            slowest = (site.name, cost_ms, threads, capacity)
-    return slowest
+    if not capacities:
+        return (None, 0.0, threads, math.inf)
+    site = min(capacities, key=capacities.__getitem__)  # the first of equals, in site order
+    return (site, local_ms[site], threads, capacities[site])
+
+
+def _apply_capacities(
+    sites: Sequence[Site],
+    writer: str | None,
+    local_ms: Mapping[str, float],
+    threads: int,
+    deps: float | None,
+) -> dict[str, float]:
+    """Each member site whose nodes apply the writer's write sets, and the write sets a
+    second its appliers apply [1/s], in site order: every node but the writer applies with
+    the threads, no more at once than the dependencies allow (:func:`_slowest_applier`)."""
+    return {
+        site.name: flow_control.apply_capacity_per_s(
+            threads, local_ms[site.name], parallel_limit=deps
+        )
+        for site in sites
+        if site.nodes > (1 if site.name == writer else 0)
+    }
 
 
 def _fc_members(sites: Sequence[Site], arbitrator: str | None, flavor: str) -> int:

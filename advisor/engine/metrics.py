@@ -109,6 +109,9 @@ class ClusterEval:
     apply_ms: float = 0.0
     applier_threads: int = 0
     apply_capacity_per_s: float = math.inf
+    # Every member site whose nodes apply, and its appliers' write sets a second [1/s]: the
+    # sites below the peak are all to fix, not only the slowest.
+    apply_capacities_per_s: Mapping[str, float] = field(default_factory=dict)
     # That member as the clients' closed loop meets it (its appliers at work and its
     # flow-control limits), None when no node applies (a lone writer node); and the
     # members the flow-control limits scale with.

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -463,6 +463,7 @@ def flow_control(ctx: Context, p: Params) -> Iterator[RuleHit]:
         members, upper = cluster.fc_members, cluster.slow_member.upper
         deps = ctx.topology.workload.cert_deps_distance
         remedies, short = _flow_control_remedies(cluster, site, peak, deps)
+        others = [s for s in _capped_sites(cluster, peak) if s != site]
         yield _cluster_hit(
             option,
             cluster,
@@ -484,6 +485,8 @@ def flow_control(ctx: Context, p: Params) -> Iterator[RuleHit]:
             max_apply_ms=_appliers_at_work(cluster, deps) * 1000.0 / peak,
             remedies=remedies,
             remedy_short=short,
+            capped_sites=", ".join(_capped_sites(cluster, peak)),  # in site order
+            also=f" (as are the nodes at {', '.join(others)})" if others else "",
         )
 
 
@@ -678,46 +681,65 @@ def _limit_for_stalls(
     return math.ceil(high * 100.0) / 100.0
 
 
+def _capped_sites(cluster: ClusterEval, peak: float) -> list[str]:
+    """Every member site whose appliers take in fewer write sets than the peak, in site
+    order: raising only the slowest would leave the next to pause the cluster."""
+    return [site for site, capacity in cluster.apply_capacities_per_s.items() if capacity < peak]
+
+
+def _where(cluster: ClusterEval, capped: Sequence[str]) -> str:
+    """The capped sites in words, to follow "at" or "on": every site, when every site that
+    applies is capped."""
+    named = ", ".join(capped)
+    if len(capped) > 1 and len(capped) == len(cluster.apply_capacities_per_s):
+        return f"every site ({named})"
+    return named
+
+
 def _flow_control_remedies(
     cluster: ClusterEval, site: str, peak: float, deps: float | None = None
 ) -> tuple[str, str]:
     """FLOW-CONTROL's remedies, cheapest first, with their numbers; and the short one.
 
-    When the slow site is the writer's own, there is no faster node's durability to copy and
-    no other site to keep in the cluster: the remedies are a cheaper apply there instead."""
+    They name every site below the peak (:func:`_capped_sites`). Copying the writer's
+    durability settings, or taking the sites out as replicas, helps only where they apply
+    more slowly than the writer commits; a site no slower than the writer's (its threads
+    cap it, or it is the writer's own) needs a cheaper apply instead."""
+    capped = _capped_sites(cluster, peak) or [site]
+    where = _where(cluster, capped)
+    slower = cluster.apply_ms > cluster.local_commit_ms and cluster.writer_site not in capped
     threads = _threads_needed(peak, cluster.apply_ms, deps)
     max_ms = _appliers_at_work(cluster, deps) * 1000.0 / peak
     caveat = _replica_caveat(cluster, peak, deps)
-    own = site == cluster.writer_site
     ranked = [
-        f"(1) {_more_appliers(cluster, site, peak, deps)}",
-        _cheaper_apply(cluster, site)
-        if own
-        else f"(2) the same durability settings on every node (innodb_flush_log_at_trx_commit, "
-        f"sync_binlog as on {cluster.writer_site})",
-        f"(3) faster nodes at {site}: one apply within {max_ms:.2f} ms at "
+        f"(1) {_more_appliers(cluster, where, peak, deps)}",
+        f"(2) the same durability settings on every node (innodb_flush_log_at_trx_commit, "
+        f"sync_binlog as on {cluster.writer_site})"
+        if slower
+        else _cheaper_apply(cluster, where),
+        f"(3) faster nodes at {where}: one apply within {max_ms:.2f} ms at "
         f"{cluster.applier_threads} threads",
     ]
-    if not own:
+    if slower:
         ranked.append(
-            f"(4) {site} out of the cluster, as an asynchronous replica (per_site_clusters or "
+            f"(4) {where} out of the cluster, as an asynchronous replica (per_site_clusters or "
             f"grouped_clusters){caveat}"
         )
     # The short remedy lists what restores the option by itself: threads that the
     # dependencies hold below the peak do not, nor does a replica no faster than the member.
     carries = deps is None or _dependencies_reach(cluster, deps) >= peak
     more = (
-        f"wsrep_slave_threads={threads} on {site}, "
+        f"wsrep_slave_threads={threads} on {where}, "
         if threads > cluster.applier_threads and carries
         else ""
     )
-    if own:
-        short = f"{more}a cheaper apply at {site} (faster disks or nodes, or lighter durability)"
+    if not slower:
+        short = f"{more}a cheaper apply at {where} (faster disks or nodes, or lighter durability)"
     else:
-        short = f"{more}the writer's durability settings at {site}" + (
+        short = f"{more}the writer's durability settings at {where}" + (
             ", or a faster node"
             if caveat
-            else f", a faster node, or {site} as an asynchronous replica"
+            else f", a faster node, or {where} as an asynchronous replica"
         )
     return "; ".join(ranked), short
 
@@ -728,21 +750,23 @@ def _appliers_at_work(cluster: ClusterEval, deps: float | None) -> float:
     return min(float(cluster.applier_threads), deps or math.inf)
 
 
-def _cheaper_apply(cluster: ClusterEval, site: str) -> str:
-    """FLOW-CONTROL's second remedy when the writer's own site applies slowest: a cheaper
-    apply there. innodb_flush_log_at_trx_commit=2 writes the redo log at each commit and
-    flushes it once a second, so a node that loses power loses up to that second (MariaDB
-    docs, innodb_flush_log_at_trx_commit); a cluster of that one site can lose it whole."""
+def _cheaper_apply(cluster: ClusterEval, where: str) -> str:
+    """FLOW-CONTROL's second remedy where the capped nodes apply no more slowly than the
+    writer commits (their threads cap them, or theirs is the writer's site): a cheaper apply
+    there, since no faster node's settings are there to copy. innodb_flush_log_at_trx_commit=2
+    writes the redo log at each commit and flushes it once a second, so a node that loses
+    power loses up to that second (MariaDB docs, innodb_flush_log_at_trx_commit); a cluster
+    of one site can lose it whole."""
     whole = (
-        f"; with every member at {site}, a power loss there can lose it for the cluster"
+        f"; with every member at {where}, a power loss there can lose it for the cluster"
         if len(cluster.sites) == 1
         else ""
     )
     return (
-        f"(2) a cheaper apply at {site}, the writer's own site, whose nodes share its settings: "
-        f"disks that flush the redo log and binlog faster, or innodb_flush_log_at_trx_commit=2 "
-        f"and sync_binlog=0 on its nodes, which flush them about once a second instead of at "
-        f"every commit (a node that loses power loses up to that second of commits{whole})"
+        f"(2) a cheaper apply at {where}, no slower than the writer's own commits: disks that "
+        f"flush the redo log and binlog faster, or innodb_flush_log_at_trx_commit=2 and "
+        f"sync_binlog=0 there, which flush them about once a second instead of at every "
+        f"commit (a node that loses power loses up to that second of commits{whole})"
     )
 
 
