@@ -111,6 +111,7 @@ import yaml
 from advisor.analysis import Analysis, analyse
 from advisor.inputs.loading import parse_topology
 from advisor.inputs.topology import RowWrites
+from advisor.model.provider_options import FLAVOR_DEFAULTS
 from advisor.recommendation import build_recommendation
 from advisor.result import OptionReport, Recommendation, Throughput
 
@@ -326,6 +327,17 @@ LAB_SYSBENCH_SQL_MS = 4.0
 # "With no delay added the path is about a 1 Gbit/s bottleneck" (../shared/lab/README.md).
 LAB_BANDWIDTH_MBPS = 1000.0
 LAB_NODES = ("n1", "n2", "n3")
+# The flow control the lab and the field ran: the flavour's defaults (the lab: "defaults
+# except innodb_flush_log_at_trx_commit=2", ../shared/lab/README.md), where a design sets
+# Codership's one-writer recipe (advisor.model.flow_control.design_flow_control).
+AS_RUN_FLOW_CONTROL = {
+    flavor: {
+        "gcs.fc_limit": defaults["gcs.fc_limit"],
+        "gcs.fc_factor": defaults["gcs.fc_factor"],
+        "gcs.fc_single_primary": defaults["gcs.fc_single_primary"],
+    }
+    for flavor, defaults in FLAVOR_DEFAULTS.items()
+}
 
 
 def _cluster(
@@ -362,7 +374,11 @@ def _cluster(
         ],
         "galera": {
             "flavor": flavor,
-            "provider_options": {"gmcast.segment": 0, **(provider_options or {})},
+            "provider_options": {
+                "gmcast.segment": 0,
+                **AS_RUN_FLOW_CONTROL[flavor],
+                **(provider_options or {}),
+            },
         },
         "workload": {
             "writeset_bytes": {"p50": writeset_bytes, "p99": writeset_bytes},
@@ -1896,7 +1912,10 @@ def _pxc_send_window() -> list[Row]:
 
 # Galera 2.x, under the PXC 5.5 of the 2012 cases, had no gmcast.segment: every node in one
 # segment (the option is new in Galera 3: https://www.percona.com/blog/new-wsrep_provider_options-galera-3-x-percona-xtradb-cluster-5-6).
-GALERA_2 = {"flavor": "pxc", "provider_options": {"gmcast.segment": 0}}
+GALERA_2 = {
+    "flavor": "pxc",
+    "provider_options": {"gmcast.segment": 0, **AS_RUN_FLOW_CONTROL["pxc"]},
+}
 _LAN_2012 = (
     "the source gives no LAN round trip: the model takes its default (Site.lan_rtt_ms) and the "
     "0.25 ms asynchronous control as local work; the rest of the 2 ms PXC 5.5 took on 2012 EC2 "

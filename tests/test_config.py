@@ -178,6 +178,25 @@ def test_one_writer_flow_control_and_the_pre_4_10_spelling() -> None:
     assert "gcs.fc_single_primary" not in options
 
 
+def test_flow_control_pinned_in_topology_yaml_is_kept_with_the_designs_value_said() -> None:
+    pinned = run(THREE_SITES, 'galera: {provider_options: {"gcs.fc_limit": 16}}')
+    plan = plan_configuration(pinned, "single_cluster")
+    settings = {s.name: s for s in plan.clusters[0].site_plans[0].provider_options}
+    assert settings["gcs.fc_limit"].value == "16"
+    assert settings["gcs.fc_limit"].reason.startswith(
+        "kept as given in topology.yaml; the design would set 256"
+    )
+    assert "the predictions use the value given" in settings["gcs.fc_limit"].reason
+    # the keys it does not pin take the design's values
+    assert (settings["gcs.fc_factor"].value, settings["gcs.fc_single_primary"].value) == (
+        0.99,
+        "YES",
+    )
+    old_name = run(THREE_SITES, 'galera: {provider_options: {"gcs.fc_master_slave": false}}')
+    options = options_of(plan_configuration(old_name, "single_cluster"))
+    assert options["gcs.fc_master_slave"] == "NO" and "gcs.fc_single_primary" not in options
+
+
 def test_old_galera_gets_a_receive_buffer_for_the_bdp() -> None:
     old = run(THREE_SITES, 'galera: {version: "26.4.3"}', rtt=80.0)
     options = options_of(plan_configuration(old, "single_cluster"))

@@ -157,8 +157,10 @@ def test_a_slow_dr_site_below_the_peak_rules_the_single_cluster_out_and_stays_a_
     assert finding.values["capacity_per_s"] == pytest.approx(200.0)
     assert finding.values["applier_threads"] == 4
     assert finding.values["pause_share"] == pytest.approx(2 / 3, abs=1e-6)
-    assert finding.values["fc_upper"] == 48  # 9 members: 16 x 3 + 0.5
-    assert finding.values["lag_ms"] == pytest.approx(240.0)  # 48 write sets at 200/s
+    # the design's flow control (256, 0.99, single primary: not scaled by the 9 members)
+    assert finding.values["fc_upper"] == 256
+    assert finding.values["lag_ms"] == pytest.approx(1280.0)  # 256 write sets at 200/s
+    assert "(256 queued write sets, gcs.fc_single_primary: not scaled" in finding.message
     assert finding.values["threads_needed"] == 24
     assert finding.values["max_apply_ms"] == pytest.approx(1000 * 4 / 600, abs=1e-4)
     assert "wsrep_slave_threads=24" in finding.message and "asynchronous replica" in finding.message
@@ -387,3 +389,34 @@ def test_two_slow_sites_are_both_named_and_the_slowest_decides_the_numbers():
     (lever,) = [w for w in result.what_would_change if w.quantity == "local_commit_ms:c"]
     assert lever.value == pytest.approx(6.67)  # 4 x 1000 / 600
     assert lever.message.endswith("; so must b, also below the peak.")
+
+
+def test_flow_control_pinned_in_topology_yaml_is_what_the_model_and_the_config_use():
+    pinned = _topology(SLOW_DR) + 'galera: {provider_options: {"gcs.fc_limit": 16}}\n'
+    result = recommend(parse_topology(pinned))
+    (finding,) = [
+        f for f in result.findings if f.rule == "FLOW-CONTROL" and f.option == "single_cluster"
+    ]
+    # 16 kept; the design's single primary still set, so not scaled by the members: 16
+    assert finding.values["fc_upper"] == 16
+    assert finding.values["lag_ms"] == pytest.approx(80.0)  # 16 write sets at 200/s
+    both = 'galera: {provider_options: {"gcs.fc_limit": 16, "gcs.fc_single_primary": false}}\n'
+    scaled = recommend(parse_topology(_topology(SLOW_DR) + both))
+    (finding,) = [
+        f for f in scaled.findings if f.rule == "FLOW-CONTROL" and f.option == "single_cluster"
+    ]
+    assert finding.values["fc_upper"] == 48  # 16 x sqrt(9) + 0.5
+    assert "(48 queued write sets in a cluster of 9 members)" in finding.message
+
+
+def test_the_design_flow_control_leaves_out_what_topology_yaml_pins():
+    assert fc.design_flow_control({}) == {
+        "gcs.fc_limit": 256,
+        "gcs.fc_factor": 0.99,
+        "gcs.fc_single_primary": True,
+    }
+    # the name before Galera 4.10 pins the same setting
+    assert fc.design_flow_control({"gcs.fc_master_slave": False}) == {
+        "gcs.fc_limit": 256,
+        "gcs.fc_factor": 0.99,
+    }

@@ -29,21 +29,23 @@ __all__ = [
 ]
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from advisor.config import tls
 from advisor.config.model import GarbdPlan, PlanContext, Setting
 from advisor.model import flow_control
-from advisor.model.provider_options import FLAVOR_DEFAULTS, format_duration, option_text
+from advisor.model.provider_options import (
+    FLAVOR_DEFAULTS,
+    OptionValue,
+    format_duration,
+    option_text,
+)
 from advisor.rules.cluster import TimerAdvice, cluster_timers, link_tail_risk
 
 if TYPE_CHECKING:
     from advisor.engine.metrics import ClusterEval
 
-# Codership KB "Single Master Setup": one writer, deep receive queues
-# (https://galeracluster.com/library/kb/single-master-setup.html).
-_FC_LIMIT_ONE_WRITER = 256
-_FC_FACTOR_ONE_WRITER = 0.99
 # socket.recv_buf_size stayed at 212,992 bytes before these releases (codership/galera#552:
 # https://github.com/mariadb-corporation/galera/issues/552).
 _AUTO_RECV_BUF_SINCE = {3: 29, 4: 5}
@@ -400,35 +402,56 @@ def _recv_buffer(ctx: PlanContext, cluster: ClusterEval) -> list[Setting]:
 
 
 def _flow_control(ctx: PlanContext) -> list[Setting]:
+    """The flow control of one writer per cluster (:func:`flow_control.design_flow_control`),
+    the values topology.yaml pins kept as given: the model evaluated the design with the
+    same values (advisor.engine.evaluator), so its pauses and queues are this file's."""
     version = _galera_version(ctx)
     modern = version is None or version >= (4, 10)
-    name = "gcs.fc_single_primary" if modern else "gcs.fc_master_slave"
+    given = ctx.analysis.loaded.topology.galera.provider_options
     one_writer = (
         "one writer per cluster (ProxySQL max_writers=1): Codership KB 'Single Master "
-        "Setup' recipe 256 / 0.99 / YES"
+        f"Setup' recipe {flow_control.ONE_WRITER_FC_LIMIT} / "
+        f"{flow_control.ONE_WRITER_FC_FACTOR:g} / YES"
     )
+    single = next((k for k in ("gcs.fc_single_primary", "gcs.fc_master_slave") if k in given), "")
+    name = single or ("gcs.fc_single_primary" if modern else "gcs.fc_master_slave")
     return [
-        Setting(
-            name="gcs.fc_limit",
-            value=_FC_LIMIT_ONE_WRITER,
-            reason=f"a deeper receive queue before flow control pauses the cluster; "
-            f"{one_writer}" + _was(ctx, "gcs.fc_limit"),
+        _fc_setting(
+            "gcs.fc_limit",
+            flow_control.ONE_WRITER_FC_LIMIT,
+            f"a deeper receive queue before flow control pauses the cluster; {one_writer}",
+            given,
         ),
-        Setting(
-            name="gcs.fc_factor",
-            value=_FC_FACTOR_ONE_WRITER,
-            reason="resume as soon as the queue drops below 99 % of the limit; "
-            + one_writer
-            + _was(ctx, "gcs.fc_factor"),
+        _fc_setting(
+            "gcs.fc_factor",
+            flow_control.ONE_WRITER_FC_FACTOR,
+            f"resume as soon as the queue drops below 99 % of the limit; {one_writer}",
+            given,
         ),
-        Setting(
-            name=name,
-            value="YES",
-            reason="the limit is not scaled by the square root of the member count"
+        _fc_setting(
+            name,
+            "YES",
+            "the limit is not scaled by the square root of the member count"
             + ("" if modern else "; gcs.fc_single_primary replaced this in Galera 4.10")
             + ("; before Galera 4.10 the option is gcs.fc_master_slave" if version is None else ""),
+            given,
         ),
     ]
+
+
+def _fc_setting(
+    key: str, design: float | str, why: str, given: Mapping[str, OptionValue]
+) -> Setting:
+    """One flow-control option: the design's, or topology.yaml's kept as given (as the send
+    windows and the applier threads are), which the predictions then use."""
+    if key not in given:
+        return Setting(name=key, value=design, reason=why)
+    return Setting(
+        name=key,
+        value=option_text(given[key]),
+        reason=f"kept as given in topology.yaml; the design would set {option_text(design)} "
+        f"({why}), and the predictions use the value given",
+    )
 
 
 def _kept(ctx: PlanContext, taken: set[str]) -> list[Setting]:

@@ -179,6 +179,7 @@ class Clusters:
             apply_capacities_per_s=capacities,
             slow_member=slow_member,
             fc_members=fc_members,
+            fc_single_primary=self.sampling.fc_options[2],
             quota_site=quota_site,
             cpu_quota=quota,
         )

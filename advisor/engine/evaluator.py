@@ -37,7 +37,7 @@ from advisor.engine.metrics import (
 from advisor.engine.throughput import closed_loop_throughput
 from advisor.engine.workload import WritesetSizes
 from advisor.inputs.topology import HotRow, Topology
-from advisor.model import galera
+from advisor.model import flow_control, galera
 from advisor.model.provider_options import OptionValue, effective_options
 from advisor.vocabulary import Architecture
 
@@ -63,7 +63,13 @@ class Evaluator:
         self.provider_options: Mapping[str, OptionValue] = effective_options(
             topology.galera.flavor, topology.galera.provider_options
         )
-        plan = sampling(topology, self.provider_options, writeset_bytes, draws)
+        # The model runs the flow control every design sets (one writer per cluster), where
+        # topology.yaml does not pin it, as the configuration writes it (config/galera.py).
+        modelled = {
+            **self.provider_options,
+            **flow_control.design_flow_control(topology.galera.provider_options),
+        }
+        plan = sampling(topology, modelled, writeset_bytes, draws)
         self.pairs = LinkDraws(topology, links, plan, memo)
         self.clusters = Clusters(topology, self.pairs, memo)
         self.data_sites = self.clusters.data_sites

@@ -117,6 +117,9 @@ class ClusterEval:
     # members the flow-control limits scale with.
     slow_member: SlowMember | None = None
     fc_members: int = 0
+    # Whether the flow-control limit is taken as it is, not scaled by the members
+    # (gcs.fc_single_primary, which every design sets: flow_control.design_flow_control).
+    fc_single_primary: bool = False
     # The member site held to a CPU quota that keeps up least (sites[].cpu_limit_cores), and
     # its quota: every commit waits while it is throttled (advisor.model.cpu_quota).
     quota_site: str | None = None

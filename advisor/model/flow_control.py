@@ -23,20 +23,25 @@ from __future__ import annotations
 
 __all__ = [
     "MIN_APPLIERS",
+    "ONE_WRITER_FC_FACTOR",
+    "ONE_WRITER_FC_LIMIT",
     "ApplyQueue",
     "SlowMember",
     "appliers_at_work",
     "apply_capacity_per_s",
     "design_applier_threads",
+    "design_flow_control",
     "fc_limits",
     "pause_share",
     "useful_applier_threads",
 ]
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from advisor.model import replication
+from advisor.model.provider_options import OptionValue
 
 # Appliers: at least this many, so independent write sets apply in parallel from the start
 # unless the dependencies allow fewer (design choice; Codership: never more than
@@ -45,6 +50,41 @@ from advisor.model import replication
 # https://galeracluster.com/library/documentation/mysql-wsrep-options.html). The generated
 # my.cnf sets wsrep_slave_threads by :func:`design_applier_threads` (advisor/config/galera.py).
 MIN_APPLIERS = 4
+
+# The flow control every design sets: one writer per cluster (ProxySQL max_writers=1), deep
+# receive queues not scaled by the member count, resumed at 99 % of the limit (Codership KB,
+# Single Master Setup: https://galeracluster.com/library/kb/single-master-setup.html).
+ONE_WRITER_FC_LIMIT = 256
+ONE_WRITER_FC_FACTOR = 0.99
+_SINGLE_PRIMARY_KEYS = ("gcs.fc_single_primary", "gcs.fc_master_slave")
+
+
+def design_flow_control(given: Mapping[str, OptionValue]) -> dict[str, OptionValue]:
+    """The flow-control options a design sets, for the keys topology.yaml does not pin.
+
+    Parameters
+    ----------
+    given : mapping
+        ``galera.provider_options`` as topology.yaml gives them.
+
+    Returns
+    -------
+    dict
+        ``gcs.fc_limit`` 256 [write sets], ``gcs.fc_factor`` 0.99 [fraction] and
+        ``gcs.fc_single_primary`` true (:data:`ONE_WRITER_FC_LIMIT`), each left out where
+        ``given`` pins it (``gcs.fc_master_slave``, its name before Galera 4.10, pins the
+        last). What the configuration writes and the model evaluates alike.
+
+    >>> design_flow_control({"gcs.fc_limit": 16})
+    {'gcs.fc_factor': 0.99, 'gcs.fc_single_primary': True}
+    """
+    design: dict[str, OptionValue] = {
+        "gcs.fc_limit": ONE_WRITER_FC_LIMIT,
+        "gcs.fc_factor": ONE_WRITER_FC_FACTOR,
+    }
+    if not any(key in given for key in _SINGLE_PRIMARY_KEYS):
+        design["gcs.fc_single_primary"] = True
+    return {key: value for key, value in design.items() if key not in given}
 
 
 def fc_limits(

@@ -478,6 +478,11 @@ def flow_control(ctx: Context, p: Params) -> Iterator[RuleHit]:
             pause_share=pause,
             pause_pct=100.0 * pause,
             fc_upper=upper,
+            fc_scaling=(
+                f", gcs.fc_single_primary: not scaled by its {members} members"
+                if cluster.fc_single_primary
+                else f" in a cluster of {members} members"
+            ),
             lag_ms=upper * 1000.0 / capacity,
             members=members,
             threads_needed=_threads_needed(peak, cluster.apply_ms, deps),
