@@ -141,3 +141,21 @@ def test_pxc_wan_windows_no_longer_says_an_unbounded_option_would_also_work() ->
         assert f"{name} keeps writing on every failure only by losing an unbounded" in (
             result.summary
         )
+
+
+def test_an_unbounded_loss_says_why_once_not_a_median_of_infinity() -> None:
+    # dr-site-durable: Krakow's replica applies no more than its 6 dependencies let at
+    # 4.42 ms a commit of its own cluster (1,357/s), below the 1,800/s peak
+    path = EXAMPLE.parents[1] / "dr-site-durable" / "topology.yaml"
+    result = recommend(path)
+    (finding,) = [
+        f
+        for f in result.findings
+        if f.rule == "ASYNC-DATA-LOSS" and f.option == "per_site_clusters"
+    ]
+    assert (
+        "had not delivered yet: an ever-growing backlog of commits (1800 commits/s at 4.42 ms"
+        in (finding.message)
+    )
+    assert "p50 lag" not in finding.message
+    assert finding.values["at_risk_s"] is None and finding.values["lag_p50_ms"] is None

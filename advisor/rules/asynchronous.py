@@ -112,13 +112,27 @@ def async_data_loss(ctx: Context, p: Params) -> Iterator[RuleHit]:
                 "sites": "-".join(worst.sites),
                 "lag_p50_ms": _finite(worst.lag_ms["p50"]),
                 "lag_p50": _ms(worst.lag_ms["p50"]),
-                "why": appliers_why(worst) or _why(worst.rtt_ms["p99"], parts, worst.utilisation),
+                "why": (why := _lag_why(worst, parts)),
+                "risk": _risk(at_risk * 1000.0, worst.lag_ms["p50"], why),
                 "fix": fix,
                 "fix_short": short,
             },
             option.architecture,
             kind,
         )
+
+
+def _lag_why(link: AsyncLink, parts: Mapping[str, float]) -> str:
+    """Why the channel lags as it does: its appliers short of the peak, else the lag's terms."""
+    return appliers_why(link) or _why(link.rtt_ms["p99"], parts, link.utilisation)
+
+
+def _risk(at_risk_ms: float, lag_p50_ms: float, why: str) -> str:
+    """What a failover loses, in words: the p99 lag with its terms and the median's, or an
+    ever-growing backlog with why (a median of it would say nothing more)."""
+    if not math.isfinite(at_risk_ms):
+        return f"an ever-growing backlog of commits ({why})"
+    return f"{_ms(at_risk_ms)} of commits at p99 ({why}; p50 lag {_ms(lag_p50_ms)})"
 
 
 def _finite(value: float) -> float | None:
