@@ -462,8 +462,9 @@ def flow_control(ctx: Context, p: Params) -> Iterator[RuleHit]:
         assert cluster.slow_member is not None  # a slower site has one (engine.clusters)
         members, upper = cluster.fc_members, cluster.slow_member.upper
         deps = ctx.topology.workload.cert_deps_distance
-        remedies, short = _flow_control_remedies(cluster, site, peak, deps)
-        others = [s for s in _capped_sites(cluster, peak) if s != site]
+        capped = _capped_sites(cluster, peak) or [site]
+        remedies, short = _flow_control_remedies(cluster, capped, peak, deps)
+        others = [s for s in capped if s != site]
         yield _cluster_hit(
             option,
             cluster,
@@ -490,7 +491,7 @@ def flow_control(ctx: Context, p: Params) -> Iterator[RuleHit]:
             max_apply_ms=_appliers_at_work(cluster, deps) * 1000.0 / peak,
             remedies=remedies,
             remedy_short=short,
-            capped_sites=", ".join(_capped_sites(cluster, peak)),  # in site order
+            capped_sites=", ".join(capped),  # in site order
             also=f" (as are the nodes at {', '.join(others)})" if others else "",
         )
 
@@ -702,15 +703,14 @@ def _where(cluster: ClusterEval, capped: Sequence[str]) -> str:
 
 
 def _flow_control_remedies(
-    cluster: ClusterEval, site: str, peak: float, deps: float | None = None
+    cluster: ClusterEval, capped: Sequence[str], peak: float, deps: float | None = None
 ) -> tuple[str, str]:
     """FLOW-CONTROL's remedies, cheapest first, with their numbers; and the short one.
 
-    They name every site below the peak (:func:`_capped_sites`). Copying the writer's
+    They name every site below the peak, ``capped`` (:func:`_capped_sites`). Copying the writer's
     durability settings, or taking the sites out as replicas, helps only where they apply
     more slowly than the writer commits; a site no slower than the writer's (its threads
     cap it, or it is the writer's own) needs a cheaper apply instead."""
-    capped = _capped_sites(cluster, peak) or [site]
     where = _where(cluster, capped)
     slower = cluster.apply_ms > cluster.local_commit_ms and cluster.writer_site not in capped
     threads = _threads_needed(peak, cluster.apply_ms, deps)
@@ -768,8 +768,9 @@ def _cheaper_apply(cluster: ClusterEval, where: str) -> str:
         else ""
     )
     return (
-        f"(2) a cheaper apply at {where}, no slower than the writer's own commits: disks that "
-        f"flush the redo log and binlog faster, or innodb_flush_log_at_trx_commit=2 and "
+        f"(2) a cheaper apply at {where}, whose nodes spend no longer on a write set than the "
+        f"writer does (their appliers are too few, or theirs are the writer's settings): "
+        f"disks that flush the redo log and binlog faster, or innodb_flush_log_at_trx_commit=2 and "
         f"sync_binlog=0 there, which flush them about once a second instead of at every "
         f"commit (a node that loses power loses up to that second of commits{whole})"
     )
