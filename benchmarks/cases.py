@@ -111,7 +111,6 @@ import yaml
 from advisor.analysis import Analysis, analyse
 from advisor.inputs.loading import parse_topology
 from advisor.inputs.topology import RowWrites
-from advisor.model.provider_options import FLAVOR_DEFAULTS
 from advisor.recommendation import build_recommendation
 from advisor.result import OptionReport, Recommendation, Throughput
 
@@ -328,15 +327,15 @@ LAB_SYSBENCH_SQL_MS = 4.0
 LAB_BANDWIDTH_MBPS = 1000.0
 LAB_NODES = ("n1", "n2", "n3")
 # The flow control the lab and the field ran: the flavour's defaults (the lab: "defaults
-# except innodb_flush_log_at_trx_commit=2", ../shared/lab/README.md), where a design sets
-# Codership's one-writer recipe (advisor.model.flow_control.design_flow_control).
+# except innodb_flush_log_at_trx_commit=2", ../shared/lab/README.md; gcs.fc_limit 16 on
+# Codership's and MariaDB's builds, 100 on Percona XtraDB Cluster's, gcs.fc_factor 1.0 and
+# gcs.fc_single_primary off on all: Codership docs, Galera Parameters, and percona/galera
+# PR #110), where a design sets Codership's one-writer recipe (256, 0.99, on).
+_DEFAULT_FLOW_CONTROL = {"gcs.fc_factor": 1.0, "gcs.fc_single_primary": False}
 AS_RUN_FLOW_CONTROL = {
-    flavor: {
-        "gcs.fc_limit": defaults["gcs.fc_limit"],
-        "gcs.fc_factor": defaults["gcs.fc_factor"],
-        "gcs.fc_single_primary": defaults["gcs.fc_single_primary"],
-    }
-    for flavor, defaults in FLAVOR_DEFAULTS.items()
+    "mariadb": {"gcs.fc_limit": 16, **_DEFAULT_FLOW_CONTROL},
+    "codership": {"gcs.fc_limit": 16, **_DEFAULT_FLOW_CONTROL},
+    "pxc": {"gcs.fc_limit": 100, **_DEFAULT_FLOW_CONTROL},
 }
 
 
