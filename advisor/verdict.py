@@ -1105,7 +1105,7 @@ def _apply_lever(option: Option, finding: Finding, alone: bool) -> Lever:
     site = finding.subject
     at_work = _figure(finding, "appliers_at_work")
     peak, now = _figure(finding, "peak_per_s"), _figure(finding, "apply_ms")
-    flip = at_work * 1000.0 / peak
+    flip = _figure(finding, "max_apply_ms")  # the apply at which those appliers carry the peak
     return Lever(
         option=option.architecture,
         quantity=f"local_commit_ms:{site}",

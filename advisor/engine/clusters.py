@@ -145,7 +145,7 @@ class Clusters:
         if slow[0] is not None:
             limit, factor, single = self.sampling.fc_options
             limits = flow_control.fc_limits(limit, factor, fc_members, single)
-            at_work = min(float(threads), deps or math.inf)
+            at_work = flow_control.appliers_at_work(threads, deps)
             slow_member = flow_control.SlowMember.of(slow[3], at_work, limits)
         period_ms = safe_period_ms(by_site[writer] if writer else {}, local_ms)
         names = list(members)

@@ -473,7 +473,7 @@ def flow_control(ctx: Context, p: Params) -> Iterator[RuleHit]:
             capacity_per_s=capacity,
             applier_threads=cluster.applier_threads,
             # no more apply at once than the dependencies allow (fc.apply_capacity_per_s)
-            appliers_at_work=_appliers_at_work(cluster, deps),
+            appliers_at_work=fc.appliers_at_work(cluster.applier_threads, deps),
             apply_ms=cluster.apply_ms,
             peak_per_s=peak,
             pause_share=pause,
@@ -488,7 +488,7 @@ def flow_control(ctx: Context, p: Params) -> Iterator[RuleHit]:
             members=members,
             threads_needed=_threads_needed(peak, cluster.apply_ms, deps),
             **_known(cert_deps_distance=deps),
-            max_apply_ms=_appliers_at_work(cluster, deps) * 1000.0 / peak,
+            max_apply_ms=fc.appliers_at_work(cluster.applier_threads, deps) * 1000.0 / peak,
             remedies=remedies,
             remedy_short=short,
             capped_sites=", ".join(capped),  # in site order
@@ -714,7 +714,7 @@ def _flow_control_remedies(
     where = _where(cluster, capped)
     slower = cluster.apply_ms > cluster.local_commit_ms and cluster.writer_site not in capped
     threads = _threads_needed(peak, cluster.apply_ms, deps)
-    max_ms = _appliers_at_work(cluster, deps) * 1000.0 / peak
+    max_ms = fc.appliers_at_work(cluster.applier_threads, deps) * 1000.0 / peak
     caveat = _replica_caveat(cluster, peak, deps)
     ranked = [
         f"(1) {_more_appliers(cluster, where, peak, deps)}",
@@ -747,12 +747,6 @@ def _flow_control_remedies(
             else f", a faster node, or {where} as an asynchronous replica"
         )
     return "; ".join(ranked), short
-
-
-def _appliers_at_work(cluster: ClusterEval, deps: float | None) -> float:
-    """The slow site's appliers that work at once: its threads, no more than the write
-    sets' dependencies let (:func:`advisor.model.flow_control.apply_capacity_per_s`)."""
-    return min(float(cluster.applier_threads), deps or math.inf)
 
 
 def _cheaper_apply(cluster: ClusterEval, where: str) -> str:
