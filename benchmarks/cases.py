@@ -1093,7 +1093,7 @@ def _offered_sql_ms(
     The rate tells the SQL time at RTT 2 ms, where the saturated 2-vCPU host stretches every
     statement (the product at 16 clients: 2,711/s with 2 ms, 1,373 with 8). At RTT 20 ms it
     does not: the windows hold 16 clients (351/s from 0.5 to 2 ms, 328 with 8) and the hot
-    set's locks 64 (821/s with 1 ms, 801 with 8), so a bisection on a rate the lab measured a
+    set's locks 64 (821/s with 1 ms, 801 with 8), so a search on a rate the lab measured a
     few per cent off lands at either end (0.006 ms at 16 clients, 27 to 53 ms at 64, where
     the lab's write-only SQL took 1.5 to 1.9 ms: row-locks-special-vs-uniform-rtt20, P1t to
     P3t); the measured time stands there, as for the runs with nothing slowed.
@@ -1179,21 +1179,40 @@ def _throttled_row(
                wrong.get(quantity, ""))  # fmt: skip
 
 
+# How close to the offered rate the SQL time is found: 0.1 % of the rate, a hundredth of how
+# far the lab's rate moves between runs (_RUN_TO_RUN_RATE_SHARE).
+_OFFERED_RATE_SHARE = 0.001
+
+
 def _sql_ms_offering(
     topology: Callable[[float], dict[str, Any]], threads: int, offered_per_s: float
 ) -> float:
     """The transaction's SQL time [ms] at which the product's closed loop of ``threads``
-    clients (``topology`` of an SQL time, nothing slowed) commits ``offered_per_s`` [1/s],
-    a rate the lab measured with no flow control (a drain's n1 with n3 desynced, a run with
-    equal nodes): the load as a user would state it, found by bisection between the input's
-    least (1 us) and Little's mean transaction at that rate (the rate falls as the SQL time
-    grows)."""
-    low_ms, high_ms = 0.001, threads * 1000.0 / offered_per_s
-    for _ in range(12):  # to within 1/4096 of the mean transaction
-        mid_ms = (low_ms + high_ms) / 2.0
-        tps, _ = run(topology(mid_ms)).throughput()
-        low_ms, high_ms = (mid_ms, high_ms) if tps > offered_per_s else (low_ms, mid_ms)
-    return (low_ms + high_ms) / 2.0
+    clients (``topology`` of an SQL time, nothing slowed) commits ``offered_per_s`` [1/s]
+    (within :data:`_OFFERED_RATE_SHARE`), a rate the lab measured with no flow control (a
+    drain's n1 with n3 desynced, a run with equal nodes): the load as a user would state it.
+
+    Found by Little's law: the mean transaction at the offered rate is ``threads`` over it,
+    the SQL time plus what the commits add, and what they add changes little with the SQL
+    time; so each step takes the SQL time that would offer the rate if the commits added what
+    they did at the last one. The search stays within a bracket, from the input's least
+    (1 us) to that mean transaction (the rate falls as the SQL time grows), and halves it
+    where a step would leave it (a rate held by the windows or the locks, which the SQL time
+    barely moves). Over the calibration's fourteen searches it takes 2 to 12 runs (median
+    5.5), where a bisection to 1/4096 of the mean transaction took 12 every time, each run a
+    closed loop of thousands of commits."""
+    target_ms = threads * 1000.0 / offered_per_s  # Little's mean transaction at the rate
+    low_ms, high_ms = 0.001, target_ms
+    sql_ms = target_ms / 2.0
+    for _ in range(12):  # at most as many runs as the bisection took
+        tps, _ = run(topology(sql_ms)).throughput()
+        if abs(tps - offered_per_s) <= _OFFERED_RATE_SHARE * offered_per_s:
+            return sql_ms
+        low_ms, high_ms = (sql_ms, high_ms) if tps > offered_per_s else (low_ms, sql_ms)
+        added_ms = threads * 1000.0 / tps - sql_ms  # what the commits add to a transaction
+        step_ms = target_ms - added_ms
+        sql_ms = step_ms if low_ms < step_ms < high_ms else (low_ms + high_ms) / 2.0
+    return (low_ms + high_ms) / 2.0  # a rate too jagged to meet: the bracket's middle
 
 
 # Where the product misses a run of n3 held to a CPU limit and why (quantity -> known_wrong).
