@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import random
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +45,38 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         Evaluator.__init__ = _MADE.pop("init")  # type: ignore[method-assign]
 
 
+# The suite runs on every core (pytest-xdist, ``-n auto`` in pyproject.toml). A group of tests
+# runs on one worker, so a module's module-scoped fixtures are built once: each module is its
+# own group, but the modules that share the calibration rows (minutes to compute, cached in
+# the process) and those that start live MariaDB Galera servers (one cluster at a time, as in
+# one process: paced workloads measure rates, and two clusters would share the CPU).
+_SHARED_GROUPS = {
+    "tests/test_calibration.py": "calibration rows",
+    "tests/test_benchmarks_smoke.py": "calibration rows",
+    "tests/test_config_dr.py": "live Galera",
+}
+
+
+def _group(nodeid: str) -> str:
+    """The xdist group of a test: its module's, or the group the module shares."""
+    module = nodeid.split("::", 1)[0]
+    if module.startswith("tests/integration/"):
+        return "live Galera"
+    return _SHARED_GROUPS.get(module, module)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """Tests sent to the workers by :func:`_group`. (xdist's own ``--dist loadgroup`` marks a
+    test by renaming it, which pytest 9 no longer allows: its groups were split.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class _ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid)
+
+    return _ByGroup(config, log)
+
+
 @pytest.fixture
 def write(tmp_path: Path) -> Callable[..., Path]:
     """``write(text, name="topology.yaml")`` dedents text into a file under tmp_path."""
@@ -70,6 +104,14 @@ def cli() -> Callable[..., object]:
         )
 
     return _run
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One per-run hypothesis seed for the whole run: the xdist workers, started after this,
+    inherit it from the environment (each would otherwise draw its own, and the header's
+    seed would not replay their failures)."""
+    if "HYPOTHESIS_SEED" not in os.environ:
+        os.environ["HYPOTHESIS_SEED"] = str(random.SystemRandom().randrange(2**32))
 
 
 def pytest_report_header(config: pytest.Config) -> str:
