@@ -1209,7 +1209,7 @@ def _sql_ms_offering(
         if abs(tps - offered_per_s) <= _OFFERED_RATE_SHARE * offered_per_s:
             return sql_ms
         low_ms, high_ms = (sql_ms, high_ms) if tps > offered_per_s else (low_ms, sql_ms)
-        added_ms = threads * 1000.0 / tps - sql_ms  # what the commits add to a transaction
+        added_ms = threads * 1000.0 / max(tps, 1e-9) - sql_ms  # what the commits add
         step_ms = target_ms - added_ms
         sql_ms = step_ms if low_ms < step_ms < high_ms else (low_ms + high_ms) / 2.0
     return (low_ms + high_ms) / 2.0  # a rate too jagged to meet: the bracket's middle

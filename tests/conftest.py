@@ -46,10 +46,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 # The suite runs on every core (pytest-xdist, ``-n auto`` in pyproject.toml). A group of tests
-# runs on one worker, so a module's module-scoped fixtures are built once: each module is its
+# runs on one worker, so a module's module-scoped fixtures are built once. Each module is its
 # own group, but the modules that share the calibration rows (minutes to compute, cached in
-# the process) and those that start live MariaDB Galera servers (one cluster at a time, as in
-# one process: paced workloads measure rates, and two clusters would share the CPU).
+# the process) share one, and so do those that start live MariaDB Galera servers (one cluster
+# at a time, as in one process: paced workloads measure rates, and two clusters would share
+# the CPU).
 _SHARED_GROUPS = {
     "tests/test_calibration.py": "calibration rows",
     "tests/test_benchmarks_smoke.py": "calibration rows",
