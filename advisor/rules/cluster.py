@@ -463,7 +463,10 @@ def flow_control(ctx: Context, p: Params) -> Iterator[RuleHit]:
         members, upper = cluster.fc_members, cluster.slow_member.upper
         deps = ctx.topology.workload.cert_deps_distance
         capped = _capped_sites(cluster, peak) or [site]
-        remedies, short = _flow_control_remedies(cluster, capped, peak, deps)
+        # no more apply at once than the dependencies allow (fc.apply_capacity_per_s)
+        at_work = fc.appliers_at_work(cluster.applier_threads, deps)
+        max_apply_ms = at_work * 1000.0 / peak  # the apply at which they carry the peak
+        remedies, short = _flow_control_remedies(cluster, capped, peak, deps, max_apply_ms)
         others = [s for s in capped if s != site]
         yield _cluster_hit(
             option,
@@ -472,8 +475,7 @@ def flow_control(ctx: Context, p: Params) -> Iterator[RuleHit]:
             site=site,
             capacity_per_s=capacity,
             applier_threads=cluster.applier_threads,
-            # no more apply at once than the dependencies allow (fc.apply_capacity_per_s)
-            appliers_at_work=fc.appliers_at_work(cluster.applier_threads, deps),
+            appliers_at_work=at_work,
             apply_ms=cluster.apply_ms,
             peak_per_s=peak,
             pause_share=pause,
@@ -488,7 +490,7 @@ def flow_control(ctx: Context, p: Params) -> Iterator[RuleHit]:
             members=members,
             threads_needed=_threads_needed(peak, cluster.apply_ms, deps),
             **_known(cert_deps_distance=deps),
-            max_apply_ms=fc.appliers_at_work(cluster.applier_threads, deps) * 1000.0 / peak,
+            max_apply_ms=max_apply_ms,
             remedies=remedies,
             remedy_short=short,
             capped_sites=", ".join(capped),  # in site order
@@ -703,18 +705,22 @@ def _where(cluster: ClusterEval, capped: Sequence[str]) -> str:
 
 
 def _flow_control_remedies(
-    cluster: ClusterEval, capped: Sequence[str], peak: float, deps: float | None = None
+    cluster: ClusterEval,
+    capped: Sequence[str],
+    peak: float,
+    deps: float | None,
+    max_apply_ms: float,
 ) -> tuple[str, str]:
     """FLOW-CONTROL's remedies, cheapest first, with their numbers; and the short one.
 
     They name every site below the peak, ``capped`` (:func:`_capped_sites`). Copying the writer's
     durability settings, or taking the sites out as replicas, helps only where they apply
     more slowly than the writer commits; a site no slower than the writer's (its threads
-    cap it, or it is the writer's own) needs a cheaper apply instead."""
+    cap it, or it is the writer's own) needs a cheaper apply instead. ``max_apply_ms`` is
+    the finding's: the apply at which the appliers at work carry the peak [ms]."""
     where = _where(cluster, capped)
     slower = cluster.apply_ms > cluster.local_commit_ms and cluster.writer_site not in capped
     threads = _threads_needed(peak, cluster.apply_ms, deps)
-    max_ms = fc.appliers_at_work(cluster.applier_threads, deps) * 1000.0 / peak
     caveat = _replica_caveat(cluster, peak, deps)
     ranked = [
         f"(1) {_more_appliers(cluster, where, peak, deps)}",
@@ -722,7 +728,7 @@ def _flow_control_remedies(
         f"sync_binlog as on {cluster.writer_site})"
         if slower
         else _cheaper_apply(cluster, where),
-        f"(3) faster nodes at {where}: one apply within {max_ms:.2f} ms at "
+        f"(3) faster nodes at {where}: one apply within {max_apply_ms:.2f} ms at "
         f"{cluster.applier_threads} threads",
     ]
     if slower:
